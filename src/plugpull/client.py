@@ -1,0 +1,87 @@
+"""The agent side of plugpull: report effects and talk to the fake Session store.
+
+This module runs inside the agent on every start and resume, so it imports only the
+standard library (DESIGN.md, "The agent side stays light").
+
+Wire format (docs/protocol.md): a Unix stream socket whose path is in the environment
+variable ``PLUGPULL_SOCKET``; one request per connection, one line of UTF-8 JSON ending
+in ``\\n``; one reply line of the same form. The harness may hold a request without
+answering (a kill point) or close the connection without answering (a lost store
+write or a lost ack): the caller sees that as :class:`ChannelClosed`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from typing import Any
+
+SOCKET_ENV = "PLUGPULL_SOCKET"
+WORKDIR_ENV = "PLUGPULL_WORKDIR"
+PROTOCOL_VERSION = 1
+
+
+class PlugpullError(RuntimeError):
+    """The harness refused a request or is not there."""
+
+
+class NotInRun(PlugpullError):
+    """Called outside a plugpull run (``PLUGPULL_SOCKET`` is not set)."""
+
+
+class ChannelClosed(PlugpullError, ConnectionError):
+    """The harness closed the call without an answer.
+
+    For the store this is the fault a client of a remote database sees when its write or
+    the write's acknowledgement is lost: it cannot tell which of the two happened.
+    """
+
+
+def _request(payload: dict[str, Any]) -> dict[str, Any]:
+    path = os.environ.get(SOCKET_ENV)
+    if not path:
+        raise NotInRun(
+            f"plugpull: {payload.get('op')} called outside a plugpull run "
+            f"({SOCKET_ENV} is not set); run the agent through `plugpull --agent`"
+        )
+    payload = {"v": PROTOCOL_VERSION, **payload}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendall(json.dumps(payload).encode() + b"\n")
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ChannelClosed(f"plugpull closed the {payload.get('op')} call without an answer")
+            buf += chunk
+    reply = json.loads(buf)
+    if not reply.get("ok"):
+        raise PlugpullError(f"plugpull refused the {payload.get('op')} call: {reply.get('error')}")
+    return reply
+
+
+def record_effect(name: str, *, key: str | None = None) -> dict[str, Any]:
+    """Report one outside action (a charge, a refund, a sent message) to the provider.
+
+    Same ``name`` and same ``key`` is one effect, however often it is called (an
+    idempotency key at a payment API); the same key under two names is two effects;
+    ``key=None`` is a new effect on every call. Blocks until the provider answers, which
+    at a kill point is never: the harness SIGKILLs the caller's process group while the
+    call is held. Returns the provider's answer: ``{"name", "key", "new", "count"}``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError("record_effect: name must be a non-empty string")
+    if key is not None and not isinstance(key, str):
+        raise ValueError("record_effect: key must be a string or None")
+    return _request({"op": "effect", "name": name, "key": key})["effect"]
+
+
+def call_store(method: str, session: str, **args: Any) -> Any:
+    """One call to the fake Session store (a database on another machine).
+
+    ``method`` is one of ``get_items``, ``add_items``, ``pop_item``, ``clear_session``;
+    ``args`` are JSON values (``items=[...]``, ``limit=N``). Raises :class:`ChannelClosed`
+    when the store drops the call at a fault point.
+    """
+    return _request({"op": "store", "method": method, "session": session, **args})["result"]
