@@ -85,3 +85,15 @@ def call_store(method: str, session: str, **args: Any) -> Any:
     when the store drops the call at a fault point.
     """
     return _request({"op": "store", "method": method, "session": session, **args})["result"]
+
+
+def announce(**info: str | int | float) -> None:
+    """Tell the harness facts read inside this process (framework and version, options).
+
+    Versions are read where the agent runs (``importlib.metadata``), never copied from a
+    pin file (DESIGN.md). Does nothing outside a plugpull run, so an agent can call it
+    unconditionally.
+    """
+    if not os.environ.get(SOCKET_ENV):
+        return
+    _request({"op": "announce", **info})

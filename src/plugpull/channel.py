@@ -1,0 +1,197 @@
+"""The harness side of the agent channel: a Unix socket server for the provider and the store.
+
+The socket lives in a fresh private directory (mode 0700) so only this user can connect;
+its path is handed to the agent in ``PLUGPULL_SOCKET``. Each connection carries one
+request (wire format: docs/protocol.md). The caller's pid comes from the kernel, via
+``SO_PEERCRED`` on the connection, never from the request body: that is what lets the
+kill proof say which process made a held call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import struct
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from plugpull.client import PROTOCOL_VERSION, SOCKET_ENV
+from plugpull.provider import Provider
+
+MAX_REQUEST_BYTES = 1 << 20
+STORE_METHODS = ("get_items", "add_items", "pop_item", "clear_session")
+
+
+def peer_pid(conn: socket.socket) -> int | None:
+    """The pid of the process on the other end, as the kernel recorded it at connect()."""
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    pid, _uid, _gid = struct.unpack("3i", creds)
+    return pid or None
+
+
+class Channel:
+    """Serves one scenario run: a provider, optionally a store, and what the agents announced.
+
+    Use as a context manager; leaving it closes the socket, wakes every held call's
+    thread and removes the private directory.
+    """
+
+    def __init__(self, provider: Provider | None = None, store: Any = None) -> None:
+        self.provider = provider or Provider()
+        self.store = store
+        self.announced: list[dict] = []
+        self.errors: list[str] = []
+        self._dir = Path(tempfile.mkdtemp(prefix="plugpull-chan-"))
+        os.chmod(self._dir, 0o700)
+        self.path = str(self._dir / "s")
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(self.path)
+        self._sock.listen(64)
+        self._closed = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._open_conns: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._acceptor = threading.Thread(target=self._accept_loop, name="plugpull-accept", daemon=True)
+        self._acceptor.start()
+
+    @property
+    def phase(self) -> str:
+        return self.provider.phase
+
+    @phase.setter
+    def phase(self, value: str) -> None:
+        self.provider.phase = value
+        if self.store is not None:
+            self.store.phase = value
+
+    def env(self) -> dict[str, str]:
+        return {SOCKET_ENV: self.path}
+
+    def __enter__(self) -> "Channel":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        with self._lock:
+            conns = list(self._open_conns)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread in self._threads:
+            thread.join(timeout=2)
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _accept_loop(self) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            thread = threading.Thread(target=self._serve, args=(conn,), name="plugpull-conn", daemon=True)
+            with self._lock:
+                self._open_conns.add(conn)
+                self._threads.append(thread)
+            thread.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            pid = peer_pid(conn)
+            request = self._read_request(conn)
+            if request is None:
+                return
+            self._dispatch(conn, pid, request)
+        finally:
+            with self._lock:
+                self._open_conns.discard(conn)
+            conn.close()
+
+    def _read_request(self, conn: socket.socket) -> dict | None:
+        buf = b""
+        while not buf.endswith(b"\n"):
+            try:
+                chunk = conn.recv(65536)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            buf += chunk
+            if len(buf) > MAX_REQUEST_BYTES:
+                self._reply(conn, {"ok": False, "error": "request larger than 1 MiB"})
+                return None
+        try:
+            request = json.loads(buf)
+        except ValueError:
+            self._reply(conn, {"ok": False, "error": "request is not one line of JSON"})
+            return None
+        if not isinstance(request, dict) or request.get("v") != PROTOCOL_VERSION:
+            self._reply(conn, {"ok": False, "error": f"protocol version must be {PROTOCOL_VERSION}"})
+            return None
+        return request
+
+    @staticmethod
+    def _reply(conn: socket.socket, payload: dict) -> None:
+        try:
+            conn.sendall(json.dumps(payload).encode() + b"\n")
+        except OSError:
+            pass
+
+    def _dispatch(self, conn: socket.socket, pid: int | None, request: dict) -> None:
+        op = request.get("op")
+        if op == "effect":
+            name, key = request.get("name"), request.get("key")
+            if not isinstance(name, str) or not name or not (key is None or isinstance(key, str)):
+                self._reply(conn, {"ok": False, "error": "effect needs a non-empty string name and a string or null key"})
+                return
+            call, hold = self.provider.receive(name, key, pid)
+            if hold:
+                self._wait_closed(conn)
+                self.provider.mark_closed(call)
+                return
+            self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
+        elif op == "announce":
+            info = {k: v for k, v in request.items() if k not in ("v", "op") and isinstance(v, (str, int, float))}
+            with self._lock:
+                self.announced.append({"phase": self.phase, "pid": pid, **info})
+            self._reply(conn, {"ok": True})
+        elif op == "store" and self.store is not None:
+            method = request.get("method")
+            if method not in STORE_METHODS:
+                self._reply(conn, {"ok": False, "error": f"unknown store method {method!r}"})
+                return
+            args = {k: v for k, v in request.items() if k not in ("v", "op", "method", "session")}
+            outcome = self.store.call(method, str(request.get("session")), args, pid=pid)
+            if outcome.dropped:
+                # A lost write or a lost ack: close without answering, as a dead database
+                # connection would. The client cannot tell which of the two happened.
+                return
+            self._reply(conn, {"ok": True, "result": outcome.result})
+        else:
+            self._reply(conn, {"ok": False, "error": f"unknown op {op!r}"})
+
+    def _wait_closed(self, conn: socket.socket) -> None:
+        """Block until the caller's end closes (its process died) or the channel closes."""
+        while not self._closed.is_set():
+            try:
+                chunk = conn.recv(4096)
+            except OSError:
+                return
+            if not chunk:
+                return

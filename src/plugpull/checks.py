@@ -1,0 +1,105 @@
+"""Evidence -> verdict. Pure functions: no processes, no sockets, no clock.
+
+The rule throughout: unknown is not success. Every verdict other than ERROR needs the
+fault proven to have landed where it was aimed; anything unproven is ERROR with the
+reason (DESIGN.md, "Unknown is not success").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plugpull.evidence import KillEvidence
+from plugpull.results import Verdict
+
+#: A held call's connection must close within this many seconds of the SIGKILL. The
+#: kernel closes a killed process's sockets as it tears the process down (milliseconds);
+#: a connection still open after this is held by a process the kill did not reach.
+CLOSE_AFTER_KILL_LIMIT = 2.0
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    message: str
+    # Which process's stderr belongs under the line: "start", "resume" or "".
+    show: str = ""
+
+
+def error(message: str, show: str = "start") -> Judgement:
+    return Judgement(Verdict.ERROR, message, show)
+
+
+def prove_kill(ev: KillEvidence) -> Judgement | None:
+    """None when the kill is proven to have landed inside the held call; else the ERROR."""
+    start = ev.start
+    if start.spawn_error:
+        return error(f"cannot start the target: {start.spawn_error}")
+    if ev.proof is None:
+        if start.timed_out:
+            return error(f"start did not reach the tool within {ev.start_timeout:g}s (killed)")
+        if not ev.calls:
+            if start.returncode == 0:
+                return error("start exited 0 and the tool never called record_effect")
+            return error(f"start ended ({start.describe_exit()}) before the tool called record_effect")
+        return error(f"start ended ({start.describe_exit()}) but no call was held at {ev.point}")
+    proof = ev.proof
+    if proof.caller_pid is None:
+        return error("the OS could not say which process made the held call (no peer credentials)")
+    if proof.caller_group is None:
+        return error(f"the held call's process {proof.caller_pid} was gone before the kill")
+    if proof.caller_group != proof.group:
+        return error(
+            f"the held call came from pid {proof.caller_pid} in process group {proof.caller_group}, "
+            f"outside the killed group {proof.group}"
+        )
+    if not proof.held_open_at_kill:
+        return error("the provider was no longer holding the call when the kill was sent")
+    if not start.killed_by_sigkill:
+        return error(f"start did not die of SIGKILL ({start.describe_exit()})")
+    if proof.closed_after_kill is None or proof.closed_after_kill > CLOSE_AFTER_KILL_LIMIT:
+        return error(
+            f"the held call's connection did not close within {CLOSE_AFTER_KILL_LIMIT:g}s of the kill "
+            "(a process outside the kill still holds it)"
+        )
+    if proof.survivors:
+        return error(f"processes {proof.survivors} of the killed group were still alive after SIGKILL")
+    return None
+
+
+def judge_effects(counts: dict[str, int]) -> Judgement:
+    """Every effect name the run used must have exactly one effect at the provider."""
+    if not counts:
+        return error("no effect was recorded or asked for", show="")
+    lost = [n for n, c in counts.items() if c == 0]
+    dup = {n: c for n, c in counts.items() if c >= 2}
+    parts = []
+    if lost:
+        parts.append("effect lost: the provider saw 0 " + ", 0 ".join(lost) + " (expected 1)")
+    if dup:
+        parts.append(
+            "effect duplicated: the provider saw "
+            + ", ".join(f"{c} {n}" for n, c in dup.items())
+            + " (expected 1)"
+        )
+    if parts:
+        return Judgement(Verdict.FAIL, "; ".join(parts))
+    return Judgement(Verdict.PASS, "the provider saw exactly 1 " + ", 1 ".join(counts))
+
+
+def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
+    """The verdict for one kill point (issue 2, section 3)."""
+    unproven = prove_kill(ev)
+    if unproven is not None:
+        return unproven
+    resume = ev.resume
+    if resume is None:
+        return error("resume was not run", show="")
+    if resume.spawn_error:
+        return error(f"cannot start resume: {resume.spawn_error}", show="resume")
+    if resume.timed_out:
+        return Judgement(Verdict.FAIL, f"resume hung: killed after {ev.resume_timeout:g}s", "resume")
+    if resume.returncode != 0:
+        effects = judge_effects(ev.counts)
+        return Judgement(Verdict.FAIL, f"resume crashed ({resume.describe_exit()}); {effects.message}", "resume")
+    return judge_effects(ev.counts)

@@ -1,0 +1,147 @@
+"""The `plugpull` command: parse arguments, run scenarios, print results. No scenario logic.
+
+Exit codes (docs/cli.md):
+  0  every result is PASS, or FAILs without --strict
+  1  --strict and at least one FAIL
+  2  any ERROR, bad input, or an asked-for framework that is not installed
+  130 interrupted (Ctrl-C); targets and temporary files are cleaned up first
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from typing import Sequence
+
+from plugpull import targets as targets_mod
+from plugpull.provider import POINTS
+from plugpull.results import Result, Verdict, to_document
+
+EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit 2."""
+
+
+class ArgParser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        raise UsageError(message)
+
+
+def build_parser() -> ArgParser:
+    parser = ArgParser(
+        prog="plugpull",
+        description="Break an agent run on purpose and check that its framework recovers without losing "
+        "or repeating side effects.",
+    )
+    parser.add_argument("--target", action="append", default=[], metavar="NAME",
+                        help=f"built-in target to run (repeatable): {', '.join(targets_mod.BUILT_INS)}")
+    parser.add_argument("--agent", action="append", default=[], metavar="COMMAND",
+                        help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)")
+    parser.add_argument("--point", action="append", default=[], choices=POINTS,
+                        help="kill point (repeatable; default: all)")
+    parser.add_argument("--json", action="store_true", help='print {"schema": 1, "results": [...]}')
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="per phase: start reaching the tool, resume finishing (default 120)")
+    parser.add_argument("--keep-workdir", action="store_true",
+                        help="keep each point's PLUGPULL_WORKDIR and print where it is")
+    return parser
+
+
+def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
+    chosen: list[targets_mod.Target] = []
+    unknown = [n for n in args.target if n not in targets_mod.BUILT_INS]
+    if unknown:
+        raise UsageError(f"unknown target {unknown[0]!r}; known targets: {', '.join(targets_mod.BUILT_INS)}")
+    names = args.target or ([] if args.agent else list(targets_mod.BUILT_INS))
+    for name in dict.fromkeys(names):
+        built_in = targets_mod.BUILT_INS[name]
+        if not built_in.installed():
+            if args.target:
+                raise UsageError(
+                    f"target {name!r} needs {built_in.module!r}, which is not installed: "
+                    f"pip install 'plugpull[{built_in.extra}]'"
+                )
+            print(f"plugpull: skipping {name}: {built_in.module} is not installed "
+                  f"(pip install 'plugpull[{built_in.extra}]')", file=sys.stderr)
+            continue
+        chosen.extend(built_in.variants)
+    for command in args.agent:
+        try:
+            chosen.append(targets_mod.agent(command))
+        except ValueError as exc:
+            raise UsageError(f"--agent {command!r}: {exc}") from None
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    return chosen
+
+
+def format_line(result: Result, widths: dict[str, int]) -> str:
+    return "  ".join([
+        f"{result.verdict.value:<5}",
+        f"{result.scenario:<{widths['scenario']}}",
+        f"{result.point:<{widths['point']}}",
+        f"{result.target:<{widths['target']}}",
+        result.message,
+    ])
+
+
+def format_text(results: list[Result]) -> str:
+    widths = {k: max([len(getattr(r, k)) for r in results] + [1]) for k in ("scenario", "point", "target")}
+    lines = []
+    for result in results:
+        lines.append(format_line(result, widths))
+        if result.stderr.strip() and result.verdict is not Verdict.PASS:
+            lines.append(textwrap.indent(result.stderr.rstrip(), "    | "))
+        if "workdir" in result.evidence:
+            lines.append(f"    workdir kept: {result.evidence['workdir']}")
+    return "\n".join(lines)
+
+
+def exit_code(results: list[Result], strict: bool) -> int:
+    verdicts = {r.verdict for r in results}
+    if Verdict.ERROR in verdicts:
+        return EXIT_ERROR
+    if strict and Verdict.FAIL in verdicts:
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> list[Result]:
+    from plugpull.scenarios import kill_mid_tool
+
+    settings = kill_mid_tool.Settings(timeout=args.timeout, keep_workdir=args.keep_workdir)
+    points = args.point or list(POINTS)
+    results = []
+    for target in select_targets(args):
+        for point in points:
+            if sys.stderr.isatty():
+                print(f"plugpull: {kill_mid_tool.NAME} {point} {target.label()} ...", file=sys.stderr, flush=True)
+            results.append(kill_mid_tool.run_point(target, point, settings))
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        select_targets(args)  # validate every input before anything runs
+        results = run(args)
+    except UsageError as exc:
+        print(f"plugpull: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("plugpull: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.json:
+        print(json.dumps(to_document(results), indent=2))
+    else:
+        print(format_text(results))
+    return exit_code(results, args.strict)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""A LangGraph refund agent that plugpull can break: the built-in `langgraph` target and an example.
+
+    python langgraph_refund.py [no-key|tool-call-id|ledger] [--durability sync|async|exit] start
+    python langgraph_refund.py [no-key|tool-call-id|ledger] [--durability sync|async|exit] resume
+
+Run it through plugpull:  plugpull --agent "python langgraph_refund.py tool-call-id"
+
+A real StateGraph (model node + ToolNode) with a real SqliteSaver in $PLUGPULL_WORKDIR
+and a scripted, offline chat model. The lines marked ``# plugpull`` are all an agent
+needs to be tested: report each outside action with ``record_effect``.
+
+Tool variants (what the refund tool passes as the idempotency key):
+- ``no-key``: none, so every call is a new refund (a real API without keys).
+- ``tool-call-id``: the tool call id LangGraph injects (InjectedToolCallId). Stable across
+  a resume only if the model's message that made the call was checkpointed.
+- ``ledger``: no key; the tool writes "refunded" to its own file first, then calls the
+  API, and skips the call when the file says it is done (a common, broken pattern).
+
+start: ``graph.invoke(input, config, durability=D)``; resume: ``graph.invoke(None, config,
+durability=D)``, LangGraph's own way to continue a thread from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import sqlite3
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from plugpull.client import announce, record_effect  # plugpull
+
+THREAD = {"configurable": {"thread_id": "refund-A-1001"}}
+
+
+class ScriptedChatModel(BaseChatModel):
+    """An offline model that decides from the conversation, like a real LLM would.
+
+    langchain_core's fake chat models raise from ``bind_tools`` and count replies in the
+    process, so a resumed process would replay the wrong one (FRAMEWORK-NOTES.md). This one
+    asks for the refund tool until the conversation holds a tool result, and makes a new
+    tool call id every time it runs, as a real LLM does.
+    """
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedChatModel":
+        return self
+
+    @property
+    def _llm_type(self) -> str:
+        return "plugpull-scripted"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+        if any(isinstance(m, ToolMessage) for m in messages):
+            reply = AIMessage(content="Refund for order A-1001 is done.")
+        else:
+            call = {"name": "refund", "args": {"order_id": "A-1001", "cents": 1999}, "id": f"call_{uuid.uuid4().hex[:16]}"}
+            reply = AIMessage(content="", tool_calls=[call])
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def make_refund_tool(variant: str, workdir: Path, wait_for_checkpoint: Any = None):
+    @tool
+    def refund(order_id: str, cents: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Refund an order at the payment provider."""
+        if wait_for_checkpoint is not None:
+            wait_for_checkpoint()
+        if variant == "ledger":
+            ledger = workdir / f"refunded-{order_id}"
+            if ledger.exists():
+                return f"order {order_id} was already refunded"
+            ledger.write_text("refunded")
+        key = tool_call_id if variant == "tool-call-id" else None
+        record_effect("refund", key=key)  # plugpull
+        return f"refunded {cents} cents on order {order_id}"
+
+    return refund
+
+
+def build_graph(checkpointer: SqliteSaver, refund_tool: Any):
+    model = ScriptedChatModel()
+
+    def call_model(state: MessagesState) -> dict:
+        return {"messages": [model.bind_tools([refund_tool]).invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", call_model)
+    builder.add_node("tools", ToolNode([refund_tool]))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    return builder.compile(checkpointer=checkpointer)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variant", choices=("no-key", "tool-call-id", "ledger"))
+    parser.add_argument("--durability", choices=("sync", "async", "exit"), default="sync")
+    parser.add_argument(
+        "--wait-checkpoint",
+        action="store_true",
+        help="the tool waits until LangGraph has saved the checkpoint it runs from (async durability "
+        "saves it in the background, so without this the outcome depends on timing)",
+    )
+    parser.add_argument("phase", choices=("start", "resume"))
+    args = parser.parse_args(argv)
+
+    workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
+    announce(framework="langgraph", version=importlib.metadata.version("langgraph"))  # plugpull
+    conn = sqlite3.connect(workdir / "checkpoints.sqlite", check_same_thread=False)
+    checkpointer = SqliteSaver(conn)
+    graph = None
+
+    def wait_for_checkpoint(limit: float = 30.0) -> None:
+        deadline = time.monotonic() + limit
+        while graph.get_state(THREAD).next != ("tools",):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the checkpoint before the tool step was never saved")
+            time.sleep(0.01)
+
+    refund_tool = make_refund_tool(args.variant, workdir, wait_for_checkpoint if args.wait_checkpoint else None)
+    graph = build_graph(checkpointer, refund_tool)
+    payload = {"messages": [HumanMessage("Please refund order A-1001.")]} if args.phase == "start" else None
+    final = graph.invoke(payload, THREAD, durability=args.durability)
+    print(final["messages"][-1].content)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""The effect provider: a fake payment API with idempotency keys, and where it holds a call.
+
+Pure logic, no sockets (the channel module serves it). Semantics, as at a payment API
+that takes an idempotency key (e.g. Stripe's ``Idempotency-Key`` header):
+
+- same name and same key: one effect, however often it is asked for;
+- the same key under two names: two effects;
+- no key: a new effect on every call.
+
+A kill point *holds* one call: at ``before-effect`` the provider holds the call before
+recording anything; at ``after-effect`` it records the effect and holds the reply. The
+scenario kills the caller's process group while the call is held.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+
+POINTS = ("before-effect", "after-effect")
+
+
+@dataclass
+class EffectCall:
+    """One ``record_effect`` call as the provider saw it."""
+
+    seq: int
+    phase: str
+    name: str
+    key: str | None
+    pid: int | None  # the caller's pid from the socket's peer credentials
+    recorded: bool = False  # this call added an effect (False for a repeat of a known key)
+    held_at: str | None = None  # the kill point at which it was held, if any
+    answered: bool = False
+    closed_at: float | None = None  # monotonic time the caller's end of the connection closed
+
+    def to_dict(self) -> dict:
+        return {
+            "seq": self.seq,
+            "phase": self.phase,
+            "name": self.name,
+            "key": self.key,
+            "pid": self.pid,
+            "recorded": self.recorded,
+            "held_at": self.held_at,
+            "answered": self.answered,
+        }
+
+
+@dataclass
+class Provider:
+    """Counts effects by idempotency key and holds the first call once armed."""
+
+    calls: list[EffectCall] = field(default_factory=list)
+    phase: str = "start"
+    _armed: str | None = None
+    _effects: dict[tuple[str, str], int] = field(default_factory=dict)
+    _anonymous: dict[str, int] = field(default_factory=dict)
+    _seq: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    held: EffectCall | None = None
+    held_event: threading.Event = field(default_factory=threading.Event)
+
+    def arm(self, point: str | None) -> None:
+        """Hold the next call at ``point`` (one of :data:`POINTS`); None answers every call."""
+        if point is not None and point not in POINTS:
+            raise ValueError(f"unknown kill point {point!r}; known: {', '.join(POINTS)}")
+        with self._lock:
+            self._armed = point
+
+    def receive(self, name: str, key: str | None, pid: int | None) -> tuple[EffectCall, bool]:
+        """Take one call. Returns the call and whether to hold it (True) or answer now."""
+        with self._lock:
+            call = EffectCall(seq=next(self._seq), phase=self.phase, name=name, key=key, pid=pid)
+            self.calls.append(call)
+            point, hold = self._armed, self._armed is not None
+            if hold:
+                self._armed = None
+                call.held_at = point
+            if point != "before-effect":
+                self._record(call)
+            if hold:
+                self.held = call
+                self.held_event.set()
+            return call, hold
+
+    def _record(self, call: EffectCall) -> None:
+        if call.key is None:
+            self._anonymous[call.name] = self._anonymous.get(call.name, 0) + 1
+            call.recorded = True
+            return
+        ident = (call.name, call.key)
+        if ident not in self._effects:
+            self._effects[ident] = 0
+            call.recorded = True
+        self._effects[ident] += 1
+
+    def answer(self, call: EffectCall) -> dict:
+        """The reply to an answered call: what the provider now knows of that effect."""
+        with self._lock:
+            call.answered = True
+            return {"name": call.name, "key": call.key, "new": call.recorded, "count": self.count(call.name)}
+
+    def mark_closed(self, call: EffectCall) -> None:
+        with self._lock:
+            call.closed_at = time.monotonic()
+
+    def count(self, name: str) -> int:
+        """How many distinct effects named ``name`` the provider has recorded."""
+        return self._anonymous.get(name, 0) + sum(1 for (n, _k) in self._effects if n == name)
+
+    def counts(self) -> dict[str, int]:
+        """Effects per name, for every name any call used (0 for a name never recorded)."""
+        with self._lock:
+            return {name: self.count(name) for name in dict.fromkeys(c.name for c in self.calls)}

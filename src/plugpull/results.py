@@ -1,0 +1,95 @@
+"""Results: the data every rendering (text, JSON, notebooks, docs/results.md) is made from.
+
+docs/json-schema.md documents every field. ``SCHEMA`` goes into every file written.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA = 1
+
+#: Environment variable names that are never written into a report or JSON.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+
+
+class Verdict(str, enum.Enum):
+    """PASS: ran as designed, expectation held. FAIL: ran as designed, expectation broke.
+    ERROR: could not run as designed; never evidence either way (Jepsen's ``:info``)."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class Result:
+    """One result line: a scenario at one point against one target."""
+
+    verdict: Verdict
+    scenario: str
+    point: str
+    target: str
+    message: str
+    framework: str | None = None
+    version: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    # The target's stderr shown under the line (resume's for a crash or hang, start's for an ERROR).
+    stderr: str = ""
+    seconds: float = 0.0
+
+    def target_label(self) -> str:
+        return self.target
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = self.verdict.value
+        return redact(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Result":
+        data = dict(data)
+        data["verdict"] = Verdict(data["verdict"])
+        return cls(**data)
+
+
+def redact(value: Any) -> Any:
+    """Replace the value of any environment variable whose name looks secret, wherever it occurs.
+
+    Evidence carries target output; a target may print its environment. Values shorter
+    than 4 characters are left alone (they would blank out common words).
+    """
+    secrets = [v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= 4]
+    if not secrets:
+        return value
+    return _redact(value, secrets)
+
+
+def _redact(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "[redacted]")
+        return value
+    if isinstance(value, dict):
+        return {k: _redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact(v, secrets) for v in value]
+    return value
+
+
+def to_document(results: list[Result], **extra: Any) -> dict[str, Any]:
+    """The top-level JSON document: ``{"schema": 1, "results": [...], ...extra}``."""
+    return {"schema": SCHEMA, **redact(extra), "results": [r.to_dict() for r in results]}
+
+
+def scrub_env(env: dict[str, str]) -> dict[str, str]:
+    """A copy of ``env`` without variables whose name looks secret (for reports that list env)."""
+    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}

@@ -1,0 +1,157 @@
+"""kill-mid-tool: SIGKILL the agent's process group while its tool is inside an effect call.
+
+For one kill point: run ``COMMAND start`` with the provider armed to hold the first
+``record_effect`` call (``before-effect``: unrecorded; ``after-effect``: recorded, reply
+held); when the call is held, read the caller's process group from the OS, SIGKILL
+start's group, wait for the held connection to close; then run ``COMMAND resume`` with
+the provider answering every call, and count effects. Gathers evidence only; the
+verdict is checks.judge_kill_mid_tool's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from plugpull import checks
+from plugpull.channel import Channel
+from plugpull.client import WORKDIR_ENV
+from plugpull.evidence import KillEvidence, KillProof
+from plugpull.process import Outcome, Running, group_of, kill_group, live_members, spawn
+from plugpull.provider import POINTS
+from plugpull.results import Result
+from plugpull.targets import Target
+
+NAME = "kill-mid-tool"
+DEFAULT_TIMEOUT = 120.0
+POLL = 0.01
+
+
+@dataclass
+class Settings:
+    timeout: float = DEFAULT_TIMEOUT  # per phase: start reaching the tool, resume finishing
+    keep_workdir: bool = False
+    cwd: str | None = None  # where the target runs; the caller's directory by default
+
+
+def target_env(channel: Channel, workdir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(channel.env())
+    env[WORKDIR_ENV] = str(workdir)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
+    """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
+    if isinstance(running, Outcome):
+        ev.start = running
+        return
+    provider = channel.provider
+    deadline = time.monotonic() + timeout
+    while not provider.held_event.wait(POLL):
+        if running.poll() is not None or time.monotonic() > deadline:
+            break
+    call = provider.held
+    if call is not None:
+        caller_group = group_of(call.pid) if call.pid else None
+        held_open = call.closed_at is None
+        sent = time.monotonic()
+        kill_group(running.pgid)
+        running.popen.wait()
+        while call.closed_at is None and time.monotonic() - sent < 2 * checks.CLOSE_AFTER_KILL_LIMIT:
+            time.sleep(POLL)
+        closed = None if call.closed_at is None else call.closed_at - sent
+        ev.proof = KillProof(
+            group=running.pgid,
+            caller_pid=call.pid,
+            caller_group=caller_group,
+            held_open_at_kill=held_open,
+            closed_after_kill=closed,
+            survivors=wait_group_gone(running.pgid),
+        )
+        ev.held_name = call.name
+        if caller_group is not None and caller_group != running.pgid and call.pid:
+            # The caller escaped the group (setsid); it is still the target's process, so
+            # it goes too: nothing of a target outlives its phase.
+            kill_group(caller_group)
+    elif running.poll() is None:
+        running.outcome.timed_out = True
+        kill_group(running.pgid)
+        running.popen.wait()
+    kill_group(running.pgid)
+    ev.start = running.finish()
+    ev.counts_at_kill = provider.counts()
+
+
+def wait_group_gone(pgid: int, limit: float = 1.0) -> list[int]:
+    """Live members of ``pgid`` still there after up to ``limit`` seconds (SIGKILL is async)."""
+    deadline = time.monotonic() + limit
+    while True:
+        left = live_members(pgid)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(POLL)
+
+
+def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
+    """Run kill-mid-tool at ``point`` against ``target`` and judge it."""
+    if point not in POINTS:
+        raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
+    settings = settings or Settings()
+    began = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix="plugpull-work-"))
+    logs = Path(tempfile.mkdtemp(prefix="plugpull-logs-"))
+    ev = KillEvidence(point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout)
+    try:
+        with Channel() as channel:
+            env = target_env(channel, workdir)
+            channel.phase = "start"
+            channel.provider.arm(point)
+            started = spawn([*target.argv, "start"], env=env, cwd=settings.cwd, log_dir=logs, name="start")
+            run_start(channel, started, ev, settings.timeout)
+            if checks.prove_kill(ev) is None:
+                channel.provider.arm(None)
+                channel.phase = "resume"
+                resumed = spawn([*target.argv, "resume"], env=env, cwd=settings.cwd, log_dir=logs, name="resume")
+                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+            ev.counts = channel.provider.counts()
+            ev.calls = [c.to_dict() for c in channel.provider.calls]
+            announced = channel.announced
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+        if not settings.keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    judgement = checks.judge_kill_mid_tool(ev)
+    return make_result(target, point, ev, judgement, announced, began, workdir if settings.keep_workdir else None)
+
+
+def make_result(target, point, ev, judgement, announced, began, kept: Path | None) -> Result:
+    # What the agent announced, read inside its own process (importlib.metadata there).
+    version = next((a.get("version") for a in announced if a.get("version")), None)
+    framework = target.framework or next((a.get("framework") for a in announced if a.get("framework")), None)
+    message = judgement.message
+    note = target.notes.get(point)
+    if note and judgement.verdict.value == "FAIL":
+        message = f"{message}; {note}"
+    shown = {"start": ev.start, "resume": ev.resume}.get(judgement.show)
+    evidence = ev.to_dict()
+    if kept is not None:
+        evidence["workdir"] = str(kept)
+    return Result(
+        verdict=judgement.verdict,
+        scenario=NAME,
+        point=point,
+        target=target.label(version),
+        message=message,
+        framework=framework,
+        version=version,
+        options=dict(target.options),
+        evidence=evidence,
+        stderr=shown.stderr if shown is not None else "",
+        seconds=round(time.monotonic() - began, 3),
+    )

@@ -1,0 +1,84 @@
+"""Targets: what a scenario breaks. Built-in framework agents and a user's ``--agent COMMAND``.
+
+Every target speaks the same protocol: ``COMMAND start`` begins a run, ``COMMAND resume``
+continues it from what the framework saved in ``$PLUGPULL_WORKDIR`` (docs/agent-protocol.md).
+A built-in target is one or more variants of an agent script shipped in this package,
+run with the same Python as the harness.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to break: a command plus how to name it in a result line."""
+
+    name: str  # the --target name, or "agent" for --agent
+    argv: tuple[str, ...]  # the command; the phase ("start"/"resume") is appended
+    framework: str | None = None  # distribution whose version the agent announces
+    options: dict[str, Any] = field(default_factory=dict)
+    scenario: str = "kill-mid-tool"
+    # Extra words for FAIL lines at a point, e.g. the documented rule a duplicate breaks.
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def label(self, version: str | None = None) -> str:
+        if self.framework is None:
+            head = shlex.join(self.argv)
+        else:
+            head = f"{self.framework} {version or '?'}"
+        opts = " ".join(f"{k}={v}" for k, v in self.options.items())
+        return f"{head} {opts}".strip()
+
+
+@dataclass(frozen=True)
+class BuiltIn:
+    """A built-in target family: the module that must be importable and its variants."""
+
+    name: str
+    module: str  # import name that must be present (the framework)
+    extra: str  # pip extra that installs it
+    variants: tuple[Target, ...]
+
+    def installed(self) -> bool:
+        return importlib.util.find_spec(self.module) is not None
+
+
+def python_module(module: str, *args: str) -> tuple[str, ...]:
+    return (sys.executable, "-m", module, *args)
+
+
+# LangGraph docs, Functional API, "Idempotency": side effects in a resumed run must be
+# idempotent because an interrupted task runs again from its start.
+LANGGRAPH_IDEMPOTENCY = "https://docs.langchain.com/oss/python/langgraph/functional-api#idempotency"
+
+_LANGGRAPH = BuiltIn(
+    name="langgraph",
+    module="langgraph",
+    extra="langgraph",
+    variants=tuple(
+        Target(
+            name="langgraph",
+            argv=python_module("plugpull.examples.langgraph_refund", "no-key", "--durability", durability),
+            framework="langgraph",
+            options={"durability": durability, "key": "none"},
+            notes={"after-effect": f"resume refunded again; effects in a resumed run must be idempotent: {LANGGRAPH_IDEMPOTENCY}"},
+        )
+        for durability in ("sync", "async")
+    ),
+)
+
+BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH,)}
+
+
+def agent(command: str) -> Target:
+    """A user's agent from ``--agent COMMAND`` (split like a POSIX shell would)."""
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("--agent needs a command, e.g. --agent \"python my_agent.py\"")
+    return Target(name="agent", argv=tuple(argv))
