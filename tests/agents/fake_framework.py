@@ -1,0 +1,51 @@
+"""A tiny fake framework that runs an unfinished tool again on resume.
+
+    python fake_framework.py BODY start|resume
+
+It saves "tool started" in $PLUGPULL_WORKDIR/state.json before running the tool and
+"tool done" after, and on resume runs the tool again unless it is done: the
+at-least-once recovery most frameworks have. BODY is what the tool does:
+no-key, stable-key (a key saved with the state before the tool ran), random-key (a new
+key every run) or ledger (writes its own "done" file, then calls the provider).
+"""
+
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+
+from plugpull import record_effect
+
+body, phase = sys.argv[1], sys.argv[2]
+workdir = Path(os.environ["PLUGPULL_WORKDIR"])
+state_file = workdir / "state.json"
+
+
+def tool(state):
+    if body == "no-key":
+        record_effect("charge")
+    elif body == "stable-key":
+        record_effect("charge", key=state["key"])
+    elif body == "random-key":
+        record_effect("charge", key=uuid.uuid4().hex)
+    elif body == "ledger":
+        ledger = workdir / "ledger"
+        if ledger.exists():
+            return
+        ledger.write_text("done")
+        record_effect("charge")
+    else:
+        raise SystemExit(f"unknown body {body}")
+
+
+if phase == "start":
+    state = {"tool": "started", "key": uuid.uuid4().hex}
+    state_file.write_text(json.dumps(state))
+else:
+    state = json.loads(state_file.read_text())
+if state["tool"] != "done":
+    tool(state)
+    state["tool"] = "done"
+    state_file.write_text(json.dumps(state))
+print("run finished")

@@ -1,0 +1,22 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+from plugpull.targets import Target
+
+AGENTS = Path(__file__).parent / "agents"
+
+
+def agent_target(script: str, *args: str) -> Target:
+    return Target(name="agent", argv=(sys.executable, str(AGENTS / script), *args))
+
+
+@pytest.fixture
+def fake_framework():
+    return lambda body: agent_target("fake_framework.py", body)
+
+
+@pytest.fixture
+def misbehaving():
+    return lambda how: agent_target("misbehaving.py", how)

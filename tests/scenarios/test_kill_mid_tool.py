@@ -1,0 +1,89 @@
+"""kill-mid-tool with real processes and a real SIGKILL of a real process group."""
+
+import signal
+import sys
+
+import pytest
+
+from plugpull.results import Verdict
+from plugpull.scenarios.kill_mid_tool import Settings, run_point
+from plugpull.targets import Target
+
+FAST = Settings(timeout=30)
+
+# The tool-body table (issue 2, section 7): what a framework that re-runs an unfinished
+# tool on resume does to each way of writing the tool.
+TABLE = {
+    "no-key": {"before-effect": "PASS", "after-effect": "FAIL"},
+    "stable-key": {"before-effect": "PASS", "after-effect": "PASS"},
+    "random-key": {"before-effect": "PASS", "after-effect": "FAIL"},
+    "ledger": {"before-effect": "FAIL", "after-effect": "PASS"},
+}
+
+
+@pytest.mark.parametrize("body, point", [(b, p) for b in TABLE for p in TABLE[b]])
+def test_each_tool_body_gets_its_verdict_at_each_point(fake_framework, body, point):
+    result = run_point(fake_framework(body), point, FAST)
+    assert result.verdict.value == TABLE[body][point], result.message
+    assert result.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert result.evidence["proof"]["caller_group"] == result.evidence["proof"]["group"]
+
+
+def test_a_duplicate_says_how_many_effects_the_provider_saw(fake_framework):
+    result = run_point(fake_framework("no-key"), "after-effect", FAST)
+    assert result.message == "effect duplicated: the provider saw 2 charge (expected 1)"
+    assert result.evidence["counts"] == {"charge": 2}
+
+
+def test_a_lost_effect_says_so(fake_framework):
+    result = run_point(fake_framework("ledger"), "before-effect", FAST)
+    assert result.message == "effect lost: the provider saw 0 charge (expected 1)"
+
+
+def test_a_tool_that_never_calls_the_provider_is_an_error(misbehaving):
+    result = run_point(misbehaving("never-calls"), "before-effect", FAST)
+    assert result.verdict is Verdict.ERROR
+    assert "never called record_effect" in result.message
+
+
+def test_a_start_that_exits_before_the_tool_is_an_error(misbehaving):
+    result = run_point(misbehaving("exits-early"), "after-effect", FAST)
+    assert result.verdict is Verdict.ERROR
+    assert result.evidence["resume"] is None
+
+
+def test_a_start_that_crashes_shows_its_stderr(misbehaving):
+    result = run_point(misbehaving("crashes"), "before-effect", FAST)
+    assert result.verdict is Verdict.ERROR
+    assert "exit code 1" in result.message
+    assert "the agent crashed before its tool" in result.stderr
+
+
+def test_a_call_from_outside_the_killed_group_is_an_error(misbehaving):
+    result = run_point(misbehaving("new-session-worker"), "after-effect", FAST)
+    assert result.verdict is Verdict.ERROR
+    assert "outside the killed group" in result.message
+    # The escaped worker was killed too: its held connection closed.
+    proof = result.evidence["proof"]
+    assert proof["caller_pid"] != proof["group"]
+
+
+def test_a_call_from_a_child_in_the_same_group_is_proven(misbehaving):
+    result = run_point(misbehaving("forked-child"), "before-effect", FAST)
+    assert result.verdict is Verdict.PASS, result.message
+    proof = result.evidence["proof"]
+    assert proof["caller_pid"] != proof["group"] and proof["caller_group"] == proof["group"]
+
+
+def test_a_command_that_does_not_exist_is_an_error():
+    target = Target(name="agent", argv=("/nonexistent/agent-binary",))
+    result = run_point(target, "before-effect", FAST)
+    assert result.verdict is Verdict.ERROR
+    assert result.message.startswith("cannot start the target")
+
+
+def test_a_start_that_never_reaches_the_tool_is_an_error_after_the_timeout():
+    target = Target(name="agent", argv=(sys.executable, "-c", "import time; time.sleep(60)"))
+    result = run_point(target, "before-effect", Settings(timeout=1))
+    assert result.verdict is Verdict.ERROR
+    assert "did not reach the tool within 1s" in result.message

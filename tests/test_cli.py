@@ -1,0 +1,79 @@
+"""The command line as a user meets it: real subprocesses, exit codes, one-line errors."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+AGENTS = Path(__file__).parent / "agents"
+
+
+def plugpull(*args: str, tmp: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.run([sys.executable, "-m", "plugpull.cli", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def agent(*words: str) -> str:
+    return shlex.join([sys.executable, *words])
+
+
+def test_an_unknown_target_is_one_line_exit_2_listing_the_known_ones(tmp_path):
+    run = plugpull("--target", "crewai", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "plugpull: unknown target 'crewai'; known targets: " + ", ".join(__import__("plugpull.targets").targets.BUILT_INS)
+    ]
+
+
+def test_an_empty_agent_command_is_one_line_exit_2(tmp_path):
+    run = plugpull("--agent", "  ", tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "needs a command" in run.stderr
+
+
+def test_a_malformed_agent_command_is_one_line_exit_2(tmp_path):
+    run = plugpull("--agent", "python 'unclosed", tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in run.stderr
+
+
+def test_an_unknown_option_value_is_one_line_exit_2(tmp_path):
+    run = plugpull("--point", "mid-effect", tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_json_carries_the_schema_and_every_result(tmp_path):
+    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--json", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert doc["schema"] == 1
+    assert [(r["point"], r["verdict"]) for r in doc["results"]] == [("before-effect", "PASS"), ("after-effect", "FAIL")]
+    assert doc["results"][1]["evidence"]["counts"] == {"charge": 2}
+
+
+def test_strict_exits_1_on_a_fail(tmp_path):
+    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--strict", tmp=tmp_path)
+    assert run.returncode == 1
+    assert "FAIL   kill-mid-tool  after-effect" in run.stdout
+
+
+def test_an_error_exits_2_and_shows_the_targets_stderr(tmp_path):
+    run = plugpull("--agent", agent(str(AGENTS / "misbehaving.py"), "crashes"), "--point", "before-effect", tmp=tmp_path)
+    assert run.returncode == 2
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("ERROR  kill-mid-tool  before-effect")
+    assert any(line.startswith("    | RuntimeError: the agent crashed") for line in lines[1:])
+
+
+def test_nothing_is_left_in_the_temp_dir_after_a_run(tmp_path):
+    plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), tmp=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_keep_workdir_keeps_it_and_says_where(tmp_path):
+    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--point", "after-effect",
+                   "--keep-workdir", tmp=tmp_path)
+    kept = [line.split(": ", 1)[1] for line in run.stdout.splitlines() if "workdir kept" in line]
+    assert len(kept) == 1 and (Path(kept[0]) / "state.json").exists()

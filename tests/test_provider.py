@@ -1,0 +1,63 @@
+import pytest
+
+from plugpull.provider import Provider
+
+
+def test_same_name_and_key_is_one_effect():
+    p = Provider()
+    p.receive("charge", "k1", pid=1)
+    p.receive("charge", "k1", pid=2)
+    assert p.counts() == {"charge": 1}
+
+
+def test_same_key_under_two_names_is_two_effects():
+    p = Provider()
+    p.receive("charge", "k1", pid=1)
+    p.receive("refund", "k1", pid=1)
+    assert p.counts() == {"charge": 1, "refund": 1}
+
+
+def test_no_key_is_a_new_effect_every_call():
+    p = Provider()
+    for _ in range(3):
+        p.receive("charge", None, pid=1)
+    assert p.counts() == {"charge": 3}
+
+
+def test_before_effect_holds_the_call_without_recording_it():
+    p = Provider()
+    p.arm("before-effect")
+    call, hold = p.receive("charge", "k", pid=7)
+    assert hold and call.held_at == "before-effect" and not call.recorded
+    assert p.counts() == {"charge": 0}
+    assert p.held is call and p.held_event.is_set()
+
+
+def test_after_effect_records_the_effect_and_holds_the_reply():
+    p = Provider()
+    p.arm("after-effect")
+    call, hold = p.receive("charge", None, pid=7)
+    assert hold and call.recorded
+    assert p.counts() == {"charge": 1}
+
+
+def test_only_the_first_call_after_arming_is_held():
+    p = Provider()
+    p.arm("before-effect")
+    p.receive("charge", None, pid=7)
+    _, hold = p.receive("charge", None, pid=7)
+    assert not hold
+    assert p.counts() == {"charge": 1}
+
+
+def test_a_repeated_key_is_answered_as_not_new():
+    p = Provider()
+    first, _ = p.receive("charge", "k", pid=1)
+    again, _ = p.receive("charge", "k", pid=1)
+    assert p.answer(first)["new"] is True
+    assert p.answer(again) == {"name": "charge", "key": "k", "new": False, "count": 1}
+
+
+def test_an_unknown_point_is_refused():
+    with pytest.raises(ValueError, match="unknown kill point"):
+        Provider().arm("mid-effect")
