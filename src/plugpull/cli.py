@@ -51,6 +51,9 @@ def build_parser() -> ArgParser:
                         help="run every line N times and print verdict counts per line")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                         help="run N points at once, each with its own channel and workdir (default 1)")
+    parser.add_argument("--fork-server", action="store_true",
+                        help="fork built-in Python targets from a process that imported the framework once "
+                        "(faster sweeps; see docs/DECISIONS.md for what differs from a cold start)")
     parser.add_argument("--workdir", metavar="DIR", default=None,
                         help="where each point's PLUGPULL_WORKDIR is created (default: the system temp dir)")
     parser.add_argument("--keep-workdir", action="store_true",
@@ -155,7 +158,15 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target]) -> list[Res
     settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir, workdir_root=args.workdir)
     runs = suite.plan(targets, args.point or None, args.repeat)
     progress = show_progress if sys.stderr.isatty() else None
-    return suite.run_plan(runs, settings, jobs=args.jobs, progress=progress)
+    if not args.fork_server:
+        return suite.run_plan(runs, settings, jobs=args.jobs, progress=progress)
+    from plugpull.forkserver import ForkServers
+
+    settings.forks = ForkServers()
+    try:
+        return suite.run_plan(runs, settings, jobs=args.jobs, progress=progress)
+    finally:
+        settings.forks.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

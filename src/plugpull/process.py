@@ -156,6 +156,10 @@ class Running:
         self.outcome.stderr = self.err.text()
         return self.outcome
 
+    def wait_reaped(self) -> None:
+        """Block until the leader has been reaped (after a kill)."""
+        self.popen.wait()
+
     def kill(self) -> Outcome:
         """SIGKILL the group, reap the leader, collect what it printed."""
         kill_group(self.pgid)

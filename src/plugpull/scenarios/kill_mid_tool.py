@@ -20,7 +20,7 @@ from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.client import WORKDIR_ENV
 from plugpull.evidence import KillEvidence, KillProof
-from plugpull.process import Outcome, Running, group_of, kill_group, live_members, spawn
+from plugpull.process import Outcome, Running, group_of, kill_group, live_members
 from plugpull.provider import POINTS
 from plugpull.results import Result
 from plugpull.scenarios import Settings
@@ -55,7 +55,7 @@ def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, ti
         held_open = call.closed_at is None
         sent = time.monotonic()
         kill_group(running.pgid)
-        running.popen.wait()
+        running.wait_reaped()
         while call.closed_at is None and time.monotonic() - sent < 2 * checks.CLOSE_AFTER_KILL_LIMIT:
             time.sleep(POLL)
         closed = None if call.closed_at is None else call.closed_at - sent
@@ -75,7 +75,7 @@ def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, ti
     elif running.poll() is None:
         running.outcome.timed_out = True
         kill_group(running.pgid)
-        running.popen.wait()
+        running.wait_reaped()
     kill_group(running.pgid)
     ev.start = running.finish()
     ev.counts_at_kill = provider.counts()
@@ -109,13 +109,13 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
             env = target_env(channel, workdir)
             channel.phase = "start"
             channel.provider.arm(point)
-            started = spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+            started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
             spawned.append(started)
             run_start(channel, started, ev, settings.timeout)
             if checks.prove_kill(ev) is None:
                 channel.provider.arm(None)
                 channel.phase = "resume"
-                resumed = spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+                resumed = settings.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
                 spawned.append(resumed)
                 ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
             ev.counts = channel.provider.counts()
