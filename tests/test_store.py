@@ -103,10 +103,11 @@ def test_identity_of_a_tool_call_is_its_call_id_whatever_else_changes():
     assert identity(CALL) != identity({**CALL, "type": "function_call_output", "output": "ok"})
 
 
-def test_writes_carrying_and_occurrences_find_a_token():
+def test_a_write_carries_a_token_only_in_a_user_message():
     store = Store()
     add(store, USER)
-    add(store, {"role": "user", "content": "staged tok123"}, CALL)
+    add(store, {"role": "user", "content": [{"type": "input_text", "text": "staged tok123"}]}, CALL)
+    add(store, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "you said tok123"}]})
     assert store.writes_carrying("tok123") == [2]
     assert store.occurrences("tok123") == 1
 

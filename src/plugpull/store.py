@@ -175,16 +175,29 @@ class Store:
                     stored[key] = stored.get(key, 0) + 1
             return {key: stored.get(key, 0) for key in dict.fromkeys(written)}
 
-    def writes_carrying(self, needle: str) -> list[int]:
-        """Numbers of the writes whose items contain ``needle`` (e.g. a staged input's token)."""
+    def writes_carrying(self, token: str) -> list[int]:
+        """Numbers of the writes that carry the user input marked with ``token``."""
         with self._lock:
-            return [w.number for w in self.writes if any(needle in text_of(i) for i in w.items)]
+            return [w.number for w in self.writes if any(carries(i, token) for i in w.items)]
 
-    def occurrences(self, needle: str, session: str | None = None) -> int:
-        """How many stored items contain ``needle``."""
+    def occurrences(self, token: str, session: str | None = None) -> int:
+        """How many stored items are the user input marked with ``token``."""
         with self._lock:
             sessions = [session] if session is not None else list(self.contents)
-            return sum(1 for s in sessions for i in self.contents.get(s, []) if needle in text_of(i))
+            return sum(1 for s in sessions for i in self.contents.get(s, []) if carries(i, token))
+
+
+def carries(item: Any, token: str) -> bool:
+    """Whether ``item`` is a user message whose text holds ``token``.
+
+    Only the user's own message counts: a model reply that quotes the user is another item.
+    """
+    return (
+        isinstance(item, dict)
+        and item.get("role") == "user"
+        and item.get("type") in (None, "message")
+        and token in _text(item.get("content"))
+    )
 
 
 def text_of(item: Any) -> str:
