@@ -16,8 +16,8 @@ import textwrap
 from typing import Sequence
 
 from plugpull import targets as targets_mod
-from plugpull.provider import POINTS
-from plugpull.results import Result, Verdict, to_document
+from plugpull import suite
+from plugpull.results import Result, Verdict, tally, to_document
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -41,12 +41,14 @@ def build_parser() -> ArgParser:
                         help=f"built-in target to run (repeatable): {', '.join(targets_mod.BUILT_INS)}")
     parser.add_argument("--agent", action="append", default=[], metavar="COMMAND",
                         help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)")
-    parser.add_argument("--point", action="append", default=[], choices=POINTS,
-                        help="kill point (repeatable; default: all)")
+    parser.add_argument("--point", action="append", default=[], choices=suite.all_points(),
+                        help="fault point (repeatable; default: every point of each scenario)")
     parser.add_argument("--json", action="store_true", help='print {"schema": 1, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                         help="per phase: start reaching the tool, resume finishing (default 120)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run every line N times and print verdict counts per line")
     parser.add_argument("--keep-workdir", action="store_true",
                         help="keep each point's PLUGPULL_WORKDIR and print where it is")
     return parser
@@ -75,6 +77,8 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
             chosen.append(targets_mod.agent(command))
         except ValueError as exc:
             raise UsageError(f"--agent {command!r}: {exc}") from None
+    if args.repeat < 1:
+        raise UsageError("--repeat must be a whole number >= 1")
     if args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
     return chosen
@@ -102,6 +106,16 @@ def format_text(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def format_tally(results: list[Result]) -> str:
+    rows = tally(results)
+    widths = {k: max(len(str(r[k])) for r in rows) for k in ("scenario", "point", "target")}
+    lines = [f"{'runs':>4}  {'PASS':>4}  {'FAIL':>4}  {'ERROR':>5}  line"]
+    for r in rows:
+        lines.append(f"{r['runs']:>4}  {r['PASS']:>4}  {r['FAIL']:>4}  {r['ERROR']:>5}  "
+                     f"{r['scenario']:<{widths['scenario']}}  {r['point']:<{widths['point']}}  {r['target']}")
+    return "\n".join(lines)
+
+
 def exit_code(results: list[Result], strict: bool) -> int:
     verdicts = {r.verdict for r in results}
     if Verdict.ERROR in verdicts:
@@ -112,16 +126,15 @@ def exit_code(results: list[Result], strict: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> list[Result]:
-    from plugpull.scenarios import kill_mid_tool
+    from plugpull.scenarios import Settings
+    from plugpull.suite import run_scenario
 
-    settings = kill_mid_tool.Settings(timeout=args.timeout, keep_workdir=args.keep_workdir)
-    points = args.point or list(POINTS)
+    settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir)
     results = []
     for target in select_targets(args):
-        for point in points:
-            if sys.stderr.isatty():
-                print(f"plugpull: {kill_mid_tool.NAME} {point} {target.label()} ...", file=sys.stderr, flush=True)
-            results.append(kill_mid_tool.run_point(target, point, settings))
+        if sys.stderr.isatty():
+            print(f"plugpull: {target.scenario} {target.label()} ...", file=sys.stderr, flush=True)
+        results.extend(run_scenario(target, args.point or None, repeat=args.repeat, settings=settings))
     return results
 
 
@@ -137,7 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("plugpull: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if args.json:
-        print(json.dumps(to_document(results), indent=2))
+        extra = {"tally": tally(results)} if args.repeat > 1 else {}
+        print(json.dumps(to_document(results, **extra), indent=2))
+    elif args.repeat > 1:
+        print(format_tally(results))
     else:
         print(format_text(results))
     return exit_code(results, args.strict)

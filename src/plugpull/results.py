@@ -85,6 +85,19 @@ def _redact(value: Any, secrets: list[str]) -> Any:
     return value
 
 
+def tally(results: list[Result]) -> list[dict[str, Any]]:
+    """Verdict counts per line (scenario, point, target), in first-seen order, for repeated runs."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in results:
+        row = rows.setdefault(
+            (r.scenario, r.point, r.target),
+            {"scenario": r.scenario, "point": r.point, "target": r.target, "runs": 0, "PASS": 0, "FAIL": 0, "ERROR": 0},
+        )
+        row["runs"] += 1
+        row[r.verdict.value] += 1
+    return list(rows.values())
+
+
 def to_document(results: list[Result], **extra: Any) -> dict[str, Any]:
     """The top-level JSON document: ``{"schema": 1, "results": [...], ...extra}``."""
     return {"schema": SCHEMA, **redact(extra), "results": [r.to_dict() for r in results]}
