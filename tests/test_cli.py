@@ -77,3 +77,12 @@ def test_keep_workdir_keeps_it_and_says_where(tmp_path):
                    "--keep-workdir", tmp=tmp_path)
     kept = [line.split(": ", 1)[1] for line in run.stdout.splitlines() if "workdir kept" in line]
     assert len(kept) == 1 and (Path(kept[0]) / "state.json").exists()
+
+
+def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(tmp_path):
+    run = plugpull("--target", "openai-agents", "--point", "ack-lost", "--json", tmp=tmp_path)
+    doc = json.loads(run.stdout)
+    (result,) = doc["results"]
+    assert (result["scenario"], result["point"], result["evidence"]["write"]) == ("lost-session-write", "ack-lost", 4)
+    assert result["message"].startswith("write 4: ")
+    assert result["evidence"]["staged_stored"] >= 1 and all(isinstance(c, int) for c in result["evidence"]["counts"].values())

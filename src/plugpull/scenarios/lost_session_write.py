@@ -20,7 +20,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from plugpull import checks
@@ -28,19 +27,14 @@ from plugpull.channel import Channel
 from plugpull.evidence import StoreEvidence, StoreProbe
 from plugpull.process import Outcome, spawn
 from plugpull.results import Result
+from plugpull.scenarios import Settings
 from plugpull.scenarios.kill_mid_tool import target_env
 from plugpull.store import POINTS, Store
 from plugpull.targets import Target
 
 NAME = "lost-session-write"
-DEFAULT_TIMEOUT = 120.0
 
-
-@dataclass
-class Settings:
-    timeout: float = DEFAULT_TIMEOUT  # per phase: start finishing (or failing), resume finishing
-    keep_workdir: bool = False
-    cwd: str | None = None  # where the target runs; the caller's directory by default
+__all__ = ["NAME", "POINTS", "Settings", "run", "run_probe", "run_point"]
 
 
 def run_phase(target: Target, channel: Channel, phase: str, env: dict[str, str], logs: Path, settings: Settings) -> Outcome:
@@ -116,8 +110,12 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
                        workdir if settings.keep_workdir else None)
 
 
-def run_target(target: Target, points: list[str] | None = None, settings: Settings | None = None) -> list[Result]:
-    """The probe, then one result per (write carrying the staged input, point)."""
+def run(target: Target, points: list[str], settings: Settings | None = None) -> list[Result]:
+    """The probe, then one result per (write carrying the staged input, point).
+
+    suite.run_scenario calls this once per point, so each point has its own probe: a
+    probe is one more start, and it keeps every line's evidence from one sequence of runs.
+    """
     settings = settings or Settings()
     points = points or list(POINTS)
     began = time.monotonic()
