@@ -116,3 +116,12 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path):
     assert "Traceback" not in err
     assert processes_running(marker) == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(tmp_path):
+    run = plugpull("--target", "openai-agents", "--point", "ack-lost", "--json", tmp=tmp_path)
+    doc = json.loads(run.stdout)
+    (result,) = doc["results"]
+    assert (result["scenario"], result["point"], result["evidence"]["write"]) == ("lost-session-write", "ack-lost", 4)
+    assert result["message"].startswith("write 4: ")
+    assert result["evidence"]["staged_stored"] >= 1 and all(isinstance(c, int) for c in result["evidence"]["counts"].values())

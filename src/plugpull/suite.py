@@ -18,6 +18,7 @@ from plugpull.targets import Target
 #: scenario name -> module under plugpull.scenarios
 SCENARIOS = {
     "kill-mid-tool": "kill_mid_tool",
+    "lost-session-write": "lost_session_write",
 }
 
 

@@ -73,7 +73,34 @@ _LANGGRAPH = BuiltIn(
     ),
 )
 
-BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH,)}
+# openai/openai-agents-python#4775: RunState pending input is appended to the Session and only
+# then cleared, with no checkpoint for the append, so a retry after a lost ack appends it again.
+# The SDK docs (Results, "Add input before resuming") promise the opposite.
+OPENAI_AGENTS_4775 = "https://github.com/openai/openai-agents-python/issues/4775"
+OPENAI_AGENTS_ADD_INPUT = "https://openai.github.io/openai-agents-python/results/#add-input-before-resuming"
+OPENAI_AGENTS_PROMISE = (
+    "Across serialization, resume, and replay-safe retries, the SDK preserves one durable InputItem occurrence."
+)
+
+_OPENAI_AGENTS = BuiltIn(
+    name="openai-agents",
+    module="agents",
+    extra="openai-agents",
+    variants=(
+        Target(
+            name="openai-agents",
+            argv=python_module("plugpull.targets.openai_agents_app"),
+            framework="openai-agents",
+            scenario="lost-session-write",
+            notes={
+                "ack-lost": f"openai/openai-agents-python#4775 ({OPENAI_AGENTS_4775}); the SDK docs promise: "
+                f"\"{OPENAI_AGENTS_PROMISE}\" ({OPENAI_AGENTS_ADD_INPUT})"
+            },
+        ),
+    ),
+)
+
+BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH, _OPENAI_AGENTS)}
 
 
 def agent(command: str) -> Target:
