@@ -7,4 +7,21 @@ loaded on first use.
 
 from plugpull.client import ChannelClosed, NotInRun, PlugpullError, record_effect
 
-__all__ = ["record_effect", "PlugpullError", "NotInRun", "ChannelClosed"]
+__all__ = ["record_effect", "PlugpullError", "NotInRun", "ChannelClosed", "run_scenario", "Result", "Verdict", "Settings"]
+
+
+def __getattr__(name: str):
+    # The harness API loads on first use, so an agent importing record_effect pays nothing for it.
+    if name == "run_scenario":
+        from plugpull.suite import run_scenario
+
+        return run_scenario
+    if name in ("Result", "Verdict"):
+        from plugpull import results
+
+        return getattr(results, name)
+    if name == "Settings":
+        from plugpull.scenarios import Settings
+
+        return Settings
+    raise AttributeError(f"module 'plugpull' has no attribute {name!r}")

@@ -16,7 +16,7 @@ import textwrap
 from typing import Sequence
 
 from plugpull import targets as targets_mod
-from plugpull.provider import POINTS
+from plugpull import suite
 from plugpull.results import Result, Verdict, tally, to_document
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -41,8 +41,8 @@ def build_parser() -> ArgParser:
                         help=f"built-in target to run (repeatable): {', '.join(targets_mod.BUILT_INS)}")
     parser.add_argument("--agent", action="append", default=[], metavar="COMMAND",
                         help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)")
-    parser.add_argument("--point", action="append", default=[], choices=POINTS,
-                        help="kill point (repeatable; default: all)")
+    parser.add_argument("--point", action="append", default=[], choices=suite.all_points(),
+                        help="fault point (repeatable; default: every point of each scenario)")
     parser.add_argument("--json", action="store_true", help='print {"schema": 1, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
@@ -126,16 +126,15 @@ def exit_code(results: list[Result], strict: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> list[Result]:
-    from plugpull.scenarios import kill_mid_tool
+    from plugpull.scenarios import Settings
+    from plugpull.suite import run_scenario
 
-    settings = kill_mid_tool.Settings(timeout=args.timeout, keep_workdir=args.keep_workdir)
-    points = args.point or list(POINTS)
+    settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir)
     results = []
     for target in select_targets(args):
-        for point in [p for p in points for _ in range(args.repeat)]:
-            if sys.stderr.isatty():
-                print(f"plugpull: {kill_mid_tool.NAME} {point} {target.label()} ...", file=sys.stderr, flush=True)
-            results.append(kill_mid_tool.run_point(target, point, settings))
+        if sys.stderr.isatty():
+            print(f"plugpull: {target.scenario} {target.label()} ...", file=sys.stderr, flush=True)
+        results.extend(run_scenario(target, args.point or None, repeat=args.repeat, settings=settings))
     return results
 
 

@@ -14,7 +14,6 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from plugpull import checks
@@ -24,19 +23,13 @@ from plugpull.evidence import KillEvidence, KillProof
 from plugpull.process import Outcome, Running, group_of, kill_group, live_members, spawn
 from plugpull.provider import POINTS
 from plugpull.results import Result
+from plugpull.scenarios import Settings
 from plugpull.targets import Target
 
 NAME = "kill-mid-tool"
-DEFAULT_TIMEOUT = 120.0
 POLL = 0.01
 
-
-@dataclass
-class Settings:
-    timeout: float = DEFAULT_TIMEOUT  # per phase: start reaching the tool, resume finishing
-    keep_workdir: bool = False
-    cwd: str | None = None  # where the target runs; the caller's directory by default
-
+__all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
 
 def target_env(channel: Channel, workdir: Path) -> dict[str, str]:
     env = dict(os.environ)
@@ -96,6 +89,10 @@ def wait_group_gone(pgid: int, limit: float = 1.0) -> list[int]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(POLL)
+
+
+def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
+    return [run_point(target, point, settings) for point in points]
 
 
 def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
