@@ -87,9 +87,33 @@ def judge_effects(counts: dict[str, int]) -> Judgement:
     return Judgement(Verdict.PASS, "the provider saw exactly 1 " + ", 1 ".join(counts))
 
 
+def repeated_calls(calls: list[dict]) -> Judgement | None:
+    """ERROR when one process asked for the same effect name more than once without one key.
+
+    The verdict counts effects per name across start and resume; a tool that itself calls
+    twice in one uninterrupted run (a retry loop without a key) would be read as a
+    duplicate caused by the crash. Same name and same key in one process is fine: that is
+    what idempotency keys are for.
+    """
+    seen: dict[tuple[int | None, str], set] = {}
+    counts: dict[tuple[int | None, str], int] = {}
+    for call in calls:
+        ident = (call.get("pid"), call["name"])
+        seen.setdefault(ident, set()).add(call.get("key"))
+        counts[ident] = counts.get(ident, 0) + 1
+    for (pid, name), keys in seen.items():
+        if counts[(pid, name)] > 1 and (None in keys or len(keys) > 1):
+            return error(
+                f"the target called record_effect({name!r}) {counts[(pid, name)]} times in one process "
+                f"(pid {pid}) without one idempotency key; plugpull expects one call per effect per run",
+                show="",
+            )
+    return None
+
+
 def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
     """The verdict for one kill point (issue 2, section 3)."""
-    unproven = prove_kill(ev)
+    unproven = prove_kill(ev) or repeated_calls(ev.calls)
     if unproven is not None:
         return unproven
     resume = ev.resume

@@ -13,4 +13,5 @@ class Settings:
 
     timeout: float = DEFAULT_TIMEOUT  # per phase: start reaching the fault, resume finishing
     keep_workdir: bool = False
+    workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default

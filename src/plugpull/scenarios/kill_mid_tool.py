@@ -101,26 +101,31 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
     began = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix="plugpull-work-"))
-    logs = Path(tempfile.mkdtemp(prefix="plugpull-logs-"))
+    workdir = Path(tempfile.mkdtemp(prefix="plugpull-work-", dir=settings.workdir_root))
     ev = KillEvidence(point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout)
+    spawned: list[Running] = []
     try:
         with Channel() as channel:
             env = target_env(channel, workdir)
             channel.phase = "start"
             channel.provider.arm(point)
-            started = spawn([*target.argv, "start"], env=env, cwd=settings.cwd, log_dir=logs, name="start")
+            started = spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+            spawned.append(started)
             run_start(channel, started, ev, settings.timeout)
             if checks.prove_kill(ev) is None:
                 channel.provider.arm(None)
                 channel.phase = "resume"
-                resumed = spawn([*target.argv, "resume"], env=env, cwd=settings.cwd, log_dir=logs, name="resume")
+                resumed = spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+                spawned.append(resumed)
                 ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
             ev.counts = channel.provider.counts()
             ev.calls = [c.to_dict() for c in channel.provider.calls]
             announced = channel.announced
     finally:
-        shutil.rmtree(logs, ignore_errors=True)
+        # On an interrupt (or a harness bug) nothing of the target may outlive the run.
+        for running in spawned:
+            if isinstance(running, Running) and running.poll() is None:
+                running.kill()
         if not settings.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     judgement = checks.judge_kill_mid_tool(ev)
