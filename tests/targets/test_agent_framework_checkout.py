@@ -58,8 +58,36 @@ def test_the_standalone_restart_in_the_same_order_charges_each_customer_once():
     assert "open_payment replayed from the checkpoint: customer A" in run.stdout
 
 
+# checks.repeated_calls (main 4164c21) makes it ERROR when one process calls record_effect for a
+# name more than once with different keys, to catch a tool's own retry loop. On the swapped
+# restart both charges of customer A come from the one resume process: B's branch with A's saved
+# key, A's branch with a new one. That is the framework's recovery, not a retry, but the rule cannot
+# tell, so the line is ERROR, not FAIL. Strict: this fails loudly once the harness tells them apart.
+HARNESS_READS_THE_SWAP_AS_A_RETRY = pytest.mark.xfail(
+    KEYED_BY_CALL_ORDER, strict=True,
+    reason="checks.repeated_calls: two keyed charges in one resume process are ERROR (main 4164c21)",
+)
+
+
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
-def test_through_the_harness_the_swapped_restart_charges_customer_a_twice_and_b_never(point):
+def test_through_the_harness_the_provider_sees_customer_a_charged_twice_and_b_never(point):
+    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS)
+    assert result.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert result.evidence["resume"]["returncode"] == 0
+    calls = [(c["phase"], c["name"], c["key"]) for c in result.evidence["calls"]]
+    held_key = calls[0][2]
+    if KEYED_BY_CALL_ORDER:
+        assert result.evidence["counts"] == {"charge_card:A": 2}
+        # Resume charges A's saved key (from B's branch) and a new key (A's branch); B never.
+        assert calls[1:][0] == ("resume", "charge_card:A", held_key)
+        assert calls[2][:2] == ("resume", "charge_card:A") and calls[2][2] != held_key
+    else:
+        assert result.evidence["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+
+
+@HARNESS_READS_THE_SWAP_AS_A_RETRY
+@pytest.mark.parametrize("point", ["before-effect", "after-effect"])
+def test_through_the_harness_the_swapped_restart_fails_on_customer_a_charged_twice(point):
     (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS)
     assert result.version == VERSION and result.framework == "agent-framework-core"
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
