@@ -100,7 +100,33 @@ _OPENAI_AGENTS = BuiltIn(
     ),
 )
 
-BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH, _OPENAI_AGENTS)}
+# microsoft/agent-framework#8292: functional-workflow step results were cached by (step name,
+# call index) up to 1.19.0, so concurrent calls to one @step that restart in another order get each
+# other's saved results. "control" keeps the order, so only the swap can explain a FAIL.
+AGENT_FRAMEWORK_8292 = "https://github.com/microsoft/agent-framework/issues/8292"
+
+_AGENT_FRAMEWORK = BuiltIn(
+    name="agent-framework",
+    module="agent_framework",
+    extra="agent-framework",
+    variants=tuple(
+        Target(
+            name="agent-framework",
+            argv=python_module("plugpull.targets.agent_framework_checkout", "--variant", variant),
+            framework="agent-framework-core",
+            options={"variant": variant},
+            notes={
+                point: f"consistent with @step results replayed by call order, not by arguments: {AGENT_FRAMEWORK_8292}"
+                for point in ("before-effect", "after-effect")
+            }
+            if variant == "swap"
+            else {},
+        )
+        for variant in ("swap", "control")
+    ),
+)
+
+BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH, _OPENAI_AGENTS, _AGENT_FRAMEWORK)}
 
 
 def agent(command: str) -> Target:
