@@ -7,7 +7,8 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,6 +24,9 @@ class Settings:
     workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
     forks: Any = None  # a forkserver.ForkServers: fork `python -m` targets from a pre-imported server
+    # Clean runs (no fault) per target, shared by every point and repeat run with these settings.
+    clean_runs: dict = field(default_factory=dict, repr=False, compare=False)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None):
         """Start a target phase: forked from a pre-imported server if enabled, else cold."""
