@@ -85,24 +85,20 @@ def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
 
 
 def clean_run(target: Target, settings: Settings) -> CleanRun:
-    """Run ``COMMAND start`` once with every call answered, in its own workdir and channel.
+    """``COMMAND start`` once with every call answered and no kill (once per target and settings).
 
-    Done once per target and settings (a run's repeats and points share it): it says which
-    effects a whole run owes, and nothing about the crash.
+    It says which effects a whole run owes, and nothing about the crash.
     """
-    key = (target.argv, settings.cwd)
-    with settings.lock:
-        cached = settings.clean_runs.get(key)
-    if cached is not None:
-        return cached
+    return settings.once(("clean", target.argv, settings.cwd), lambda: run_clean(target, settings))
+
+
+def run_clean(target: Target, settings: Settings) -> CleanRun:
     with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel:
         channel.phase = "clean"
         running = settings.spawn([*target.argv, "start"], env=target_env(channel, path), cwd=settings.cwd)
         outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
-        clean = CleanRun(start=outcome, counts=channel.provider.counts(), calls=len(channel.provider.calls),
-                         announced=list(channel.announced))
-    with settings.lock:
-        return settings.clean_runs.setdefault(key, clean)
+        return CleanRun(start=outcome, counts=channel.provider.counts(), calls=len(channel.provider.calls),
+                        announced=list(channel.announced))
 
 
 def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
