@@ -93,19 +93,28 @@ def fork_child(conn: socket.socket) -> int | None:
             break
         msg += more
     request = json.loads(msg)
+    # The pid is reported only once the child leads its own group: a kill sent between fork()
+    # and setsid() would find no group with that id and miss the child.
+    led_r, led_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        run_child(request, fds, conn)
+        os.close(led_r)
+        run_child(request, fds, conn, led_w)
+    os.close(led_w)
+    os.read(led_r, 1)
+    os.close(led_r)
     for fd in fds:
         os.close(fd)
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
     return pid
 
 
-def run_child(request: dict, fds: list[int], conn: socket.socket) -> None:
+def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> None:
     code = 1
     try:
         os.setsid()
+        os.write(led, b"1")
+        os.close(led)
         conn.close()
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
