@@ -139,6 +139,11 @@ def run(args: argparse.Namespace) -> list[Result]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:  # its own parser and exit codes: src/plugpull/report/cli.py
+        from plugpull.report.cli import main as report_main
+
+        return report_main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         select_targets(args)  # validate every input before anything runs
