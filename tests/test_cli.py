@@ -77,3 +77,51 @@ def test_keep_workdir_keeps_it_and_says_where(tmp_path):
                    "--keep-workdir", tmp=tmp_path)
     kept = [line.split(": ", 1)[1] for line in run.stdout.splitlines() if "workdir kept" in line]
     assert len(kept) == 1 and (Path(kept[0]) / "state.json").exists()
+
+
+def processes_running(marker: str) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            pids.append(int(entry))
+    return pids
+
+
+def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path):
+    import signal
+    import time
+
+    marker = str(tmp_path)  # unique to this test's target processes
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    command = agent(str(AGENTS / "misbehaving.py"), "hangs-on-resume", marker)
+    proc = subprocess.Popen([sys.executable, "-m", "plugpull.cli", "--agent", command, "--point", "after-effect"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    # Wait until the target's resume phase runs (its argv ends with "resume").
+    while not any(Path(f"/proc/{p}/cmdline").read_bytes().endswith(b"\0resume\0")
+                  for p in processes_running(marker)):
+        assert time.monotonic() < deadline, "resume never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.strip().endswith("plugpull: interrupted; targets killed, temporary files removed")
+    assert "Traceback" not in err
+    assert processes_running(marker) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(tmp_path):
+    run = plugpull("--target", "openai-agents", "--point", "ack-lost", "--json", tmp=tmp_path)
+    doc = json.loads(run.stdout)
+    (result,) = doc["results"]
+    assert (result["scenario"], result["point"], result["evidence"]["write"]) == ("lost-session-write", "ack-lost", 4)
+    assert result["message"].startswith("write 4: ")
+    assert result["evidence"]["staged_stored"] >= 1 and all(isinstance(c, int) for c in result["evidence"]["counts"].values())

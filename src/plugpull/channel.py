@@ -177,7 +177,11 @@ class Channel:
                 self._reply(conn, {"ok": False, "error": f"unknown store method {method!r}"})
                 return
             args = {k: v for k, v in request.items() if k not in ("v", "op", "method", "session")}
-            outcome = self.store.call(method, str(request.get("session")), args, pid=pid)
+            try:
+                outcome = self.store.call(method, str(request.get("session")), args, pid=pid)
+            except ValueError as exc:  # store.StoreError: answered, so it never looks like a fault
+                self._reply(conn, {"ok": False, "error": str(exc)})
+                return
             if outcome.dropped:
                 # A lost write or a lost ack: close without answering, as a dead database
                 # connection would. The client cannot tell which of the two happened.

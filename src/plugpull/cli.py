@@ -49,6 +49,13 @@ def build_parser() -> ArgParser:
                         help="per phase: start reaching the tool, resume finishing (default 120)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run every line N times and print verdict counts per line")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                        help="run N points at once, each with its own channel and workdir (default 1)")
+    parser.add_argument("--fork-server", action="store_true",
+                        help="fork built-in Python targets from a process that imported the framework once "
+                        "(faster sweeps; see docs/DECISIONS.md for what differs from a cold start)")
+    parser.add_argument("--workdir", metavar="DIR", default=None,
+                        help="where each point's PLUGPULL_WORKDIR is created (default: the system temp dir)")
     parser.add_argument("--keep-workdir", action="store_true",
                         help="keep each point's PLUGPULL_WORKDIR and print where it is")
     return parser
@@ -79,9 +86,25 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
             raise UsageError(f"--agent {command!r}: {exc}") from None
     if args.repeat < 1:
         raise UsageError("--repeat must be a whole number >= 1")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be a whole number >= 1")
+    if args.workdir is not None:
+        check_writable_dir(args.workdir)
     if args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
     return chosen
+
+
+def check_writable_dir(path: str) -> None:
+    import os
+    import tempfile
+
+    if not os.path.isdir(path):
+        raise UsageError(f"--workdir {path!r} is not a directory")
+    try:
+        tempfile.TemporaryDirectory(dir=path).cleanup()
+    except OSError as exc:
+        raise UsageError(f"--workdir {path!r} is not writable: {exc.strerror or exc}") from None
 
 
 def format_line(result: Result, widths: dict[str, int]) -> str:
@@ -125,17 +148,25 @@ def exit_code(results: list[Result], strict: bool) -> int:
     return EXIT_OK
 
 
-def run(args: argparse.Namespace) -> list[Result]:
-    from plugpull.scenarios import Settings
-    from plugpull.suite import run_scenario
+def show_progress(target: targets_mod.Target, point: str) -> None:
+    print(f"plugpull: {target.scenario} {point} {target.label()} ...", file=sys.stderr, flush=True)
 
-    settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir)
-    results = []
-    for target in select_targets(args):
-        if sys.stderr.isatty():
-            print(f"plugpull: {target.scenario} {target.label()} ...", file=sys.stderr, flush=True)
-        results.extend(run_scenario(target, args.point or None, repeat=args.repeat, settings=settings))
-    return results
+
+def run(args: argparse.Namespace, targets: list[targets_mod.Target]) -> list[Result]:
+    from plugpull.scenarios import Settings
+
+    settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir, workdir_root=args.workdir)
+    runs = suite.plan(targets, args.point or None, args.repeat)
+    progress = show_progress if sys.stderr.isatty() else None
+    if not args.fork_server:
+        return suite.run_plan(runs, settings, jobs=args.jobs, progress=progress)
+    from plugpull.forkserver import ForkServers
+
+    settings.forks = ForkServers()
+    try:
+        return suite.run_plan(runs, settings, jobs=args.jobs, progress=progress)
+    finally:
+        settings.forks.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,13 +177,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
-        select_targets(args)  # validate every input before anything runs
-        results = run(args)
+        targets = select_targets(args)  # validate every input before anything runs
+        results = run(args, targets)
     except UsageError as exc:
         print(f"plugpull: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("plugpull: interrupted", file=sys.stderr)
+        # Targets run in their own sessions, so the terminal's SIGINT never reached them:
+        # kill their groups here; each scenario then removes its own socket and workdir.
+        from plugpull import process
+
+        process.stop_all()
+        print("plugpull: interrupted; targets killed, temporary files removed", file=sys.stderr)
         return EXIT_INTERRUPTED
     if args.json:
         extra = {"tally": tally(results)} if args.repeat > 1 else {}

@@ -46,3 +46,48 @@ class KillEvidence:
                 # Output is shown under the line (Result.stderr), not repeated in evidence.
                 data[phase] = {k: v for k, v in data[phase].items() if k not in ("stdout", "stderr")}
         return data
+
+
+@dataclass
+class StoreProbe:
+    """lost-session-write's probe: start once with every store call answered."""
+
+    start: Outcome
+    token: str | None = None  # the staged input's token the app announced (None: it announced none)
+    carrying: list[int] = field(default_factory=list)  # numbers of the writes that carried the staged input
+    writes: list[dict[str, Any]] = field(default_factory=list)  # the store's write log
+    start_timeout: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["start"] = {k: v for k, v in data["start"].items() if k not in ("stdout", "stderr")}
+        return data
+
+
+@dataclass
+class StoreEvidence:
+    """lost-session-write at one (write, point): start with that write faulted, then resume.
+
+    Tokens differ between runs (the app draws a new one each start), so the staged input is
+    compared with the probe by write numbers, never by token.
+    """
+
+    write: int  # the faulted write's number
+    point: str  # "write-lost" or "ack-lost"
+    start: Outcome
+    probe_carrying: list[int] = field(default_factory=list)  # writes carrying the staged input in the probe
+    token: str | None = None  # the staged input's token this run's start announced
+    carrying: list[int] = field(default_factory=list)  # writes carrying it in this run (start and resume)
+    writes: list[dict[str, Any]] = field(default_factory=list)  # the store's write log, both phases
+    resume: Outcome | None = None  # None: resume was not run (the fault was not proven)
+    staged_stored: int = 0  # stored occurrences of the staged input at the end
+    counts: dict[str, int] = field(default_factory=dict)  # stored occurrences of every item ever written
+    start_timeout: float = 0.0
+    resume_timeout: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for phase in ("start", "resume"):
+            if data.get(phase):
+                data[phase] = {k: v for k, v in data[phase].items() if k not in ("stdout", "stderr")}
+        return data

@@ -5,18 +5,19 @@ process group whose id equals its pid. Everything it forks stays in that group u
 calls ``setsid()``/``setpgid()`` itself, which is exactly the case the kill proof must
 catch: such a process survives :func:`kill_group`.
 
-Output goes to files in a harness-owned directory (never the target's workdir), so a
-target that floods stdout cannot fill a pipe and block; only a bounded tail is read back.
+Output is read from pipes by threads that keep only a bounded tail, so a target that
+floods stdout can neither block on a full pipe nor fill memory or disk.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 #: How much of a target's stdout/stderr is kept for the report (the tail).
 OUTPUT_TAIL_BYTES = 16 * 1024
@@ -54,20 +55,74 @@ class Outcome:
         return f"exit code {self.returncode}"
 
 
-def read_tail(path: Path, limit: int = OUTPUT_TAIL_BYTES) -> str:
-    """The last ``limit`` bytes of a file, decoded leniently (targets may print any bytes)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - limit))
-            data = fh.read()
-    except OSError:
-        return ""
-    text = data.decode("utf-8", errors="replace")
-    if size > limit:
-        text = f"[... {size - limit} earlier bytes not kept ...]\n" + text
-    return text
+class Tail:
+    """Reads a pipe to its end on a thread, keeping only the last ``limit`` bytes.
+
+    A target that floods its output costs a bounded amount of memory and no disk, and
+    can never block on a full pipe.
+    """
+
+    def __init__(self, fd: int, limit: int = OUTPUT_TAIL_BYTES) -> None:
+        self._fd, self._limit = fd, limit
+        self._buf = bytearray()
+        self.total = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="plugpull-tail", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            while not self._stop.is_set():
+                ready, _, _ = select.select([self._fd], [], [], 0.1)
+                if not ready:
+                    continue
+                chunk = os.read(self._fd, 65536)
+                if not chunk:
+                    return
+                self.total += len(chunk)
+                self._buf += chunk
+                if len(self._buf) > 2 * self._limit:
+                    del self._buf[: len(self._buf) - self._limit]
+        except OSError:
+            return
+        finally:
+            os.close(self._fd)
+
+    def text(self, drain: float = 1.0) -> str:
+        """The kept tail, decoded leniently (targets may print any bytes).
+
+        Waits up to ``drain`` seconds for the pipe's end: a process outside the killed
+        group could still hold the pipe open, and it must not block the harness.
+        """
+        self._thread.join(timeout=drain)
+        self._stop.set()
+        self._thread.join(timeout=1)
+        data = bytes(self._buf[-self._limit :])
+        text = data.decode("utf-8", errors="replace")
+        if self.total > len(data):
+            text = f"[... {self.total - len(data)} earlier bytes not kept ...]\n" + text
+        return text
+
+
+#: Process groups started and not yet reaped, so an interrupt can kill them all.
+_live_groups: set[int] = set()
+_live_lock = threading.Lock()
+
+
+_stopping = threading.Event()
+
+
+def stop_all() -> None:
+    """Refuse new targets and SIGKILL every target process group still running (Ctrl-C).
+
+    Scenarios running on other threads then see their targets die and their next spawn
+    refused, and clean up their own channels and workdirs on the way out.
+    """
+    _stopping.set()
+    with _live_lock:
+        groups = list(_live_groups)
+    for pgid in groups:
+        kill_group(pgid)
 
 
 @dataclass
@@ -76,8 +131,8 @@ class Running:
 
     popen: subprocess.Popen
     outcome: Outcome
-    out_path: Path
-    err_path: Path
+    out: Tail
+    err: Tail
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -93,11 +148,23 @@ class Running:
 
     def finish(self) -> Outcome:
         """Collect the exit status and the output tails once the leader is reaped."""
+        with _live_lock:
+            _live_groups.discard(self.pgid)
         self.outcome.returncode = self.popen.returncode
         self.outcome.seconds = time.monotonic() - self.started
-        self.outcome.stdout = read_tail(self.out_path)
-        self.outcome.stderr = read_tail(self.err_path)
+        self.outcome.stdout = self.out.text()
+        self.outcome.stderr = self.err.text()
         return self.outcome
+
+    def wait_reaped(self) -> None:
+        """Block until the leader has been reaped (after a kill)."""
+        self.popen.wait()
+
+    def kill(self) -> Outcome:
+        """SIGKILL the group, reap the leader, collect what it printed."""
+        kill_group(self.pgid)
+        self.popen.wait()
+        return self.finish()
 
     def wait(self, timeout: float) -> Outcome:
         """Wait for the leader; past ``timeout`` SIGKILL the whole group and mark it timed out."""
@@ -113,30 +180,38 @@ class Running:
         return self.finish()
 
 
-def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None, log_dir: Path, name: str) -> Running | Outcome:
-    """Start ``argv`` in a new session and process group.
+def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
+    """Start ``argv`` in a new session and process group, stdin from /dev/null.
 
     Returns the :class:`Running` process, or a finished :class:`Outcome` carrying
-    ``spawn_error`` when the command cannot be started at all (not found, not executable).
+    ``spawn_error`` when the command cannot be started at all (not found, not executable,
+    a bad working directory).
     """
-    out_path = log_dir / f"{name}.stdout"
-    err_path = log_dir / f"{name}.stderr"
     outcome = Outcome(argv=list(argv))
-    try:
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            popen = subprocess.Popen(
-                argv,
-                env=env,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-    except OSError as exc:
-        outcome.spawn_error = f"{argv[0]}: {exc.strerror or exc}"
+    if _stopping.is_set():
+        outcome.spawn_error = "plugpull is stopping (interrupted)"
         return outcome
-    return Running(popen=popen, outcome=outcome, out_path=out_path, err_path=err_path)
+    try:
+        popen = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        outcome.spawn_error = f"{exc.filename or argv[0]}: {exc.strerror or exc}"
+        return outcome
+    with _live_lock:
+        _live_groups.add(popen.pid)
+    # Hand the raw fds to the readers; the Popen objects must not read or close them.
+    out, err = Tail(os.dup(popen.stdout.fileno())), Tail(os.dup(popen.stderr.fileno()))
+    popen.stdout.close()
+    popen.stderr.close()
+    popen.stdout = popen.stderr = None
+    return Running(popen=popen, outcome=outcome, out=out, err=err)
 
 
 def kill_group(pgid: int) -> bool:

@@ -7,7 +7,9 @@ list[Result]``; a target names its scenario, and this module dispatches on it.
 from __future__ import annotations
 
 import importlib
+from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
+from typing import Callable
 
 from plugpull.results import Result
 from plugpull.scenarios import Settings
@@ -16,6 +18,7 @@ from plugpull.targets import Target
 #: scenario name -> module under plugpull.scenarios
 SCENARIOS = {
     "kill-mid-tool": "kill_mid_tool",
+    "lost-session-write": "lost_session_write",
 }
 
 
@@ -33,13 +36,39 @@ def all_points() -> list[str]:
     return points
 
 
+def plan(targets: list[Target], points: list[str] | None = None, repeat: int = 1) -> list[tuple[Target, str]]:
+    """The (target, point) runs, in output order: each target's points that its scenario has."""
+    runs = []
+    for target in targets:
+        module = scenario_module(target.scenario)
+        for point in [p for p in (points or module.POINTS) if p in module.POINTS]:
+            runs.extend([(target, point)] * repeat)
+    return runs
+
+
+def run_plan(runs: list[tuple[Target, str]], settings: Settings | None = None, *, jobs: int = 1,
+             progress: Callable[[Target, str], None] | None = None) -> list[Result]:
+    """Run every (target, point); with ``jobs`` > 1, that many at once.
+
+    Runs are independent: each has its own channel (socket, provider, store), workdir and
+    process groups, so running them concurrently changes nothing but wall time. Results
+    come back in ``runs`` order either way.
+    """
+    settings = settings or Settings()
+
+    def one(run: tuple[Target, str]) -> list[Result]:
+        target, point = run
+        if progress is not None:
+            progress(target, point)
+        return scenario_module(target.scenario).run(target, [point], settings)
+
+    if jobs <= 1:
+        return [r for run in runs for r in one(run)]
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="plugpull-job") as pool:
+        return [r for batch in pool.map(one, runs) for r in batch]
+
+
 def run_scenario(target: Target, points: list[str] | None = None, *, repeat: int = 1,
-                 settings: Settings | None = None) -> list[Result]:
+                 settings: Settings | None = None, jobs: int = 1) -> list[Result]:
     """Run ``target``'s scenario at ``points`` (default: all of the scenario's points), ``repeat`` times each."""
-    module = scenario_module(target.scenario)
-    chosen = [p for p in (points or module.POINTS) if p in module.POINTS]
-    results: list[Result] = []
-    for point in chosen:
-        for _ in range(repeat):
-            results.extend(module.run(target, [point], settings or Settings()))
-    return results
+    return run_plan(plan([target], points, repeat), settings, jobs=jobs)

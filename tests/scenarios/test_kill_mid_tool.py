@@ -87,3 +87,36 @@ def test_a_start_that_never_reaches_the_tool_is_an_error_after_the_timeout():
     result = run_point(target, "before-effect", Settings(timeout=1))
     assert result.verdict is Verdict.ERROR
     assert "did not reach the tool within 1s" in result.message
+
+
+def test_a_tool_that_calls_twice_without_a_key_in_one_run_is_an_error(misbehaving):
+    # At before-effect start is killed at the first call; resume calls twice itself.
+    result = run_point(misbehaving("twice"), "before-effect", FAST)
+    assert result.verdict is Verdict.ERROR
+    assert "2 times in one process" in result.message
+
+
+def test_a_flood_of_output_is_kept_bounded_and_undecodable_bytes_are_replaced(misbehaving):
+    result = run_point(misbehaving("floods"), "after-effect", FAST)
+    assert result.verdict is Verdict.FAIL
+    assert result.message.startswith("resume crashed (exit code 3)")
+    assert "bad bytes: \ufffd" in result.stderr
+    assert len(result.stderr) < 100_000
+
+
+def test_a_resume_that_never_exits_fails_as_hung_and_is_killed(misbehaving):
+    result = run_point(misbehaving("hangs-on-resume"), "after-effect", Settings(timeout=3))
+    assert result.verdict is Verdict.FAIL
+    assert result.message == "resume hung: killed after 3s"
+    assert "resume is stuck" in result.stderr
+    assert result.evidence["resume"]["timed_out"] is True
+
+
+def test_the_tail_of_a_flood_is_bounded(misbehaving):
+    from plugpull.process import OUTPUT_TAIL_BYTES, spawn
+
+    running = spawn([sys.executable, "-c", "import sys; sys.stdout.write('y' * (8 << 20))"], env=None, cwd=None)
+    outcome = running.wait(30)
+    assert outcome.returncode == 0
+    assert len(outcome.stdout) < OUTPUT_TAIL_BYTES + 100
+    assert outcome.stdout.startswith("[... ") and outcome.stdout.endswith("y" * 100)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -13,4 +20,65 @@ class Settings:
 
     timeout: float = DEFAULT_TIMEOUT  # per phase: start reaching the fault, resume finishing
     keep_workdir: bool = False
+    workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
+    forks: Any = None  # a forkserver.ForkServers: fork `python -m` targets from a pre-imported server
+
+    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None):
+        """Start a target phase: forked from a pre-imported server if enabled, else cold."""
+        if self.forks is not None:
+            return self.forks.spawn(argv, env=env, cwd=cwd)
+        from plugpull.process import spawn
+
+        return spawn(argv, env=env, cwd=cwd)
+
+
+@contextmanager
+def workdir(settings: Settings) -> Iterator[Path]:
+    """A new empty PLUGPULL_WORKDIR for one run; removed afterwards unless --keep-workdir."""
+    path = Path(tempfile.mkdtemp(prefix="plugpull-work-", dir=settings.workdir_root))
+    try:
+        yield path
+    finally:
+        if not settings.keep_workdir:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def target_env(channel: Any, workdir_path: Path) -> dict[str, str]:
+    """The target's environment: the user's, plus the channel's socket and the workdir."""
+    from plugpull.client import WORKDIR_ENV
+
+    env = dict(os.environ)
+    env.update(channel.env())
+    env[WORKDIR_ENV] = str(workdir_path)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def make_result(scenario: str, target: Any, point: str, evidence: dict, judgement: Any, announced: list[dict],
+                began: float, shown: Any, kept: Path | None) -> Any:
+    """One Result line from a judgement, with the version the agent announced from inside its process."""
+    from plugpull.results import Result
+
+    version = next((a.get("version") for a in announced if a.get("version")), None)
+    framework = target.framework or next((a.get("framework") for a in announced if a.get("framework")), None)
+    message = judgement.message
+    note = target.notes.get(point)
+    if note and judgement.verdict.value == "FAIL":
+        message = f"{message}; {note}"
+    evidence = dict(evidence)
+    if kept is not None:
+        evidence["workdir"] = str(kept)
+    return Result(
+        verdict=judgement.verdict,
+        scenario=scenario,
+        point=point,
+        target=target.label(version),
+        message=message,
+        framework=framework,
+        version=version,
+        options=dict(target.options),
+        evidence=evidence,
+        stderr=shown.stderr if shown is not None else "",
+        seconds=round(time.monotonic() - began, 3),
+    )

@@ -10,34 +10,21 @@ verdict is checks.judge_kill_mid_tool's.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import time
-from pathlib import Path
 
 from plugpull import checks
 from plugpull.channel import Channel
-from plugpull.client import WORKDIR_ENV
 from plugpull.evidence import KillEvidence, KillProof
-from plugpull.process import Outcome, Running, group_of, kill_group, live_members, spawn
+from plugpull.process import Outcome, Running, group_of, kill_group, live_members
 from plugpull.provider import POINTS
 from plugpull.results import Result
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Settings, make_result, target_env, workdir
 from plugpull.targets import Target
 
 NAME = "kill-mid-tool"
 POLL = 0.01
 
 __all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
-
-def target_env(channel: Channel, workdir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(channel.env())
-    env[WORKDIR_ENV] = str(workdir)
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
-
 
 def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
     """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
@@ -55,7 +42,7 @@ def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, ti
         held_open = call.closed_at is None
         sent = time.monotonic()
         kill_group(running.pgid)
-        running.popen.wait()
+        running.wait_reaped()
         while call.closed_at is None and time.monotonic() - sent < 2 * checks.CLOSE_AFTER_KILL_LIMIT:
             time.sleep(POLL)
         closed = None if call.closed_at is None else call.closed_at - sent
@@ -75,7 +62,7 @@ def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, ti
     elif running.poll() is None:
         running.outcome.timed_out = True
         kill_group(running.pgid)
-        running.popen.wait()
+        running.wait_reaped()
     kill_group(running.pgid)
     ev.start = running.finish()
     ev.counts_at_kill = provider.counts()
@@ -101,54 +88,31 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
     began = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix="plugpull-work-"))
-    logs = Path(tempfile.mkdtemp(prefix="plugpull-logs-"))
     ev = KillEvidence(point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout)
+    spawned: list[Running] = []
     try:
-        with Channel() as channel:
-            env = target_env(channel, workdir)
+        with workdir(settings) as path, Channel() as channel:
+            env = target_env(channel, path)
             channel.phase = "start"
             channel.provider.arm(point)
-            started = spawn([*target.argv, "start"], env=env, cwd=settings.cwd, log_dir=logs, name="start")
+            started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+            spawned.append(started)
             run_start(channel, started, ev, settings.timeout)
             if checks.prove_kill(ev) is None:
                 channel.provider.arm(None)
                 channel.phase = "resume"
-                resumed = spawn([*target.argv, "resume"], env=env, cwd=settings.cwd, log_dir=logs, name="resume")
+                resumed = settings.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+                spawned.append(resumed)
                 ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
             ev.counts = channel.provider.counts()
             ev.calls = [c.to_dict() for c in channel.provider.calls]
             announced = channel.announced
     finally:
-        shutil.rmtree(logs, ignore_errors=True)
-        if not settings.keep_workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+        # On an interrupt (or a harness bug) nothing of the target may outlive the run.
+        for running in spawned:
+            if isinstance(running, Running) and running.poll() is None:
+                running.kill()
     judgement = checks.judge_kill_mid_tool(ev)
-    return make_result(target, point, ev, judgement, announced, began, workdir if settings.keep_workdir else None)
-
-
-def make_result(target, point, ev, judgement, announced, began, kept: Path | None) -> Result:
-    # What the agent announced, read inside its own process (importlib.metadata there).
-    version = next((a.get("version") for a in announced if a.get("version")), None)
-    framework = target.framework or next((a.get("framework") for a in announced if a.get("framework")), None)
-    message = judgement.message
-    note = target.notes.get(point)
-    if note and judgement.verdict.value == "FAIL":
-        message = f"{message}; {note}"
     shown = {"start": ev.start, "resume": ev.resume}.get(judgement.show)
-    evidence = ev.to_dict()
-    if kept is not None:
-        evidence["workdir"] = str(kept)
-    return Result(
-        verdict=judgement.verdict,
-        scenario=NAME,
-        point=point,
-        target=target.label(version),
-        message=message,
-        framework=framework,
-        version=version,
-        options=dict(target.options),
-        evidence=evidence,
-        stderr=shown.stderr if shown is not None else "",
-        seconds=round(time.monotonic() - began, 3),
-    )
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown,
+                       path if settings.keep_workdir else None)

@@ -73,7 +73,60 @@ _LANGGRAPH = BuiltIn(
     ),
 )
 
-BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH,)}
+# openai/openai-agents-python#4775: RunState pending input is appended to the Session and only
+# then cleared, with no checkpoint for the append, so a retry after a lost ack appends it again.
+# The SDK docs (Results, "Add input before resuming") promise the opposite.
+OPENAI_AGENTS_4775 = "https://github.com/openai/openai-agents-python/issues/4775"
+OPENAI_AGENTS_ADD_INPUT = "https://openai.github.io/openai-agents-python/results/#add-input-before-resuming"
+OPENAI_AGENTS_PROMISE = (
+    "Across serialization, resume, and replay-safe retries, the SDK preserves one durable InputItem occurrence."
+)
+
+_OPENAI_AGENTS = BuiltIn(
+    name="openai-agents",
+    module="agents",
+    extra="openai-agents",
+    variants=(
+        Target(
+            name="openai-agents",
+            argv=python_module("plugpull.targets.openai_agents_app"),
+            framework="openai-agents",
+            scenario="lost-session-write",
+            notes={
+                "ack-lost": f"openai/openai-agents-python#4775 ({OPENAI_AGENTS_4775}); the SDK docs promise: "
+                f"\"{OPENAI_AGENTS_PROMISE}\" ({OPENAI_AGENTS_ADD_INPUT})"
+            },
+        ),
+    ),
+)
+
+# microsoft/agent-framework#8292: functional-workflow step results were cached by (step name,
+# call index) up to 1.19.0, so concurrent calls to one @step that restart in another order get each
+# other's saved results. "control" keeps the order, so only the swap can explain a FAIL.
+AGENT_FRAMEWORK_8292 = "https://github.com/microsoft/agent-framework/issues/8292"
+
+_AGENT_FRAMEWORK = BuiltIn(
+    name="agent-framework",
+    module="agent_framework",
+    extra="agent-framework",
+    variants=tuple(
+        Target(
+            name="agent-framework",
+            argv=python_module("plugpull.targets.agent_framework_checkout", "--variant", variant),
+            framework="agent-framework-core",
+            options={"variant": variant},
+            notes={
+                point: f"consistent with @step results replayed by call order, not by arguments: {AGENT_FRAMEWORK_8292}"
+                for point in ("before-effect", "after-effect")
+            }
+            if variant == "swap"
+            else {},
+        )
+        for variant in ("swap", "control")
+    ),
+)
+
+BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH, _OPENAI_AGENTS, _AGENT_FRAMEWORK)}
 
 
 def agent(command: str) -> Target:

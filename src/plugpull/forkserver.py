@@ -1,0 +1,303 @@
+"""A pre-imported fork server for built-in Python targets: pay the framework import once.
+
+Cold, every kill-and-resume cycle starts two fresh interpreters and each imports the
+framework (FRAMEWORK-NOTES.md: langgraph + sqlite saver 3.4 s, openai-agents 5.2 s per
+import here). The fork server imports a target module once, then forks a fresh child for
+every start and resume:
+
+- the child calls ``setsid()`` first, so it leads a new session and process group
+  (pgid == pid), exactly like a cold target started with ``start_new_session=True``;
+- its stdin is /dev/null and its stdout/stderr are the write ends of pipes the harness
+  created and passed over the socket (SCM_RIGHTS), so output is captured the same way;
+- it runs the module as ``__main__`` with the given argv, environment and cwd, then
+  ``os._exit`` with the exit code;
+- the harness SIGKILLs the child's group itself (a real ``killpg``); the server, the
+  child's parent, reaps it and reports the raw wait status, so "died of SIGKILL" is what
+  the kernel said, not what the server assumed.
+
+What differs from a cold start, and is documented in docs/DECISIONS.md: module-level state
+the target computed at import time is inherited from the server, not recomputed.
+
+Protocol on the server's Unix socket (one connection per child): the harness sends one JSON
+line ``{"module", "argv", "env", "cwd"}`` with two fds attached; the server answers
+``{"pid": N}`` and, when the child has been reaped, ``{"returncode": R}`` (Popen's
+convention: -N for death by signal N).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import runpy
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from plugpull.process import Outcome, Running, Tail, _live_groups, _live_lock, _stopping, kill_group, spawn
+
+
+def serve(path: str, preload: list[str]) -> None:
+    """The server's main loop: single-threaded, so forking is safe."""
+    for module in preload:
+        try:
+            importlib.import_module(module)
+        except BaseException:  # the child will import it cold and report its own error
+            traceback.print_exc()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    print("ready", flush=True)
+    children: dict[int, socket.socket] = {}
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [], 0.005)
+        if sys.stdin in ready and not sys.stdin.buffer.read1(1):
+            break  # the harness closed our stdin: it is done (or died)
+        if listener in ready:
+            conn, _ = listener.accept()
+            pid = fork_child(conn)
+            if pid is not None:
+                children[pid] = conn
+        for pid in list(children):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                conn = children.pop(pid)
+                try:
+                    conn.sendall(json.dumps({"returncode": returncode(status)}).encode() + b"\n")
+                except OSError:
+                    pass
+                conn.close()
+    for pid in children:
+        kill_group(pid)
+
+
+def returncode(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def fork_child(conn: socket.socket) -> int | None:
+    msg, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 2)
+    while not msg.endswith(b"\n"):
+        more = conn.recv(1 << 20)
+        if not more:
+            break
+        msg += more
+    request = json.loads(msg)
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        run_child(request, fds, conn)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    return pid
+
+
+def run_child(request: dict, fds: list[int], conn: socket.socket) -> None:
+    code = 1
+    try:
+        os.setsid()
+        conn.close()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        for fd in (devnull, *fds):
+            os.close(fd)
+        # Nothing of the server (its listener, other children's connections) stays open in
+        # the child: a lingering child must not hold another child's exit report open.
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        if request.get("cwd"):
+            os.chdir(request["cwd"])
+        sys.argv = [request["module"], *request["argv"]]
+        try:
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if not isinstance(exc.code, (int, type(None))):
+                print(exc.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+class ForkedRunning(Running):
+    """A target forked by the server: the same interface as a cold :class:`Running`."""
+
+    def __init__(self, pid: int, conn: socket.socket, outcome: Outcome, out: Tail, err: Tail) -> None:
+        self._pid, self._conn, self._returncode = pid, conn, None
+        self.outcome, self.out, self.err = outcome, out, err
+        self.started = time.monotonic()
+
+    @property
+    def pid(self) -> int:
+        return self._pid
+
+    @property
+    def pgid(self) -> int:
+        return self._pid
+
+    def poll(self) -> int | None:
+        if self._returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self._read_exit()
+        return self._returncode
+
+    def _read_exit(self) -> None:
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = self._conn.recv(4096)
+            if not chunk:
+                raise RuntimeError("the fork server went away before reporting the child's exit")
+            line += chunk
+        self._returncode = json.loads(line)["returncode"]
+        self._conn.close()
+
+    def _wait(self, timeout: float | None) -> bool:
+        if self._returncode is None:
+            if not select.select([self._conn], [], [], timeout)[0]:
+                return False
+            self._read_exit()
+        return True
+
+    def finish(self) -> Outcome:
+        with _live_lock:
+            _live_groups.discard(self.pgid)
+        self.outcome.returncode = self._returncode
+        self.outcome.seconds = time.monotonic() - self.started
+        self.outcome.stdout = self.out.text()
+        self.outcome.stderr = self.err.text()
+        return self.outcome
+
+    def kill(self) -> Outcome:
+        kill_group(self.pgid)
+        self._wait(None)
+        return self.finish()
+
+    def wait(self, timeout: float) -> Outcome:
+        if not self._wait(timeout):
+            self.outcome.timed_out = True
+            kill_group(self.pgid)
+            self._wait(None)
+        kill_group(self.pgid)
+        return self.finish()
+
+    def wait_reaped(self) -> None:
+        self._wait(None)
+
+
+class ForkServer:
+    """One server process per (python, module); start it with a context manager."""
+
+    def __init__(self, python: str, module: str, env: dict[str, str] | None = None) -> None:
+        self.module = module
+        self._dir = Path(tempfile.mkdtemp(prefix="plugpull-fork-"))
+        os.chmod(self._dir, 0o700)
+        self.path = str(self._dir / "s")
+        self._proc = subprocess.Popen(
+            [python, "-m", "plugpull.forkserver", self.path, module],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            start_new_session=True,  # a Ctrl-C at the terminal is the harness's to handle
+        )
+        line = self._proc.stdout.readline()
+        if line.strip() != b"ready":
+            self.close()
+            raise RuntimeError(f"the fork server for {module} did not start")
+
+    def __enter__(self) -> "ForkServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._proc.stdout.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None, shown: list[str]) -> ForkedRunning | Outcome:
+        """Fork a child running ``self.module`` with ``argv``; ``shown`` is the argv for the report."""
+        outcome = Outcome(argv=list(shown))
+        if _stopping.is_set():
+            outcome.spawn_error = "plugpull is stopping (interrupted)"
+            return outcome
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(self.path)
+            request = {"module": self.module, "argv": argv, "env": env, "cwd": cwd}
+            socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [out_w, err_w])
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                raise RuntimeError("the fork server closed the connection before forking")
+            line += chunk
+        pid = json.loads(line)["pid"]
+        with _live_lock:
+            _live_groups.add(pid)
+        return ForkedRunning(pid, conn, outcome, Tail(out_r), Tail(err_r))
+
+
+class ForkServers:
+    """Fork servers started on first use, one per (python, module); thread-safe for -j."""
+
+    def __init__(self) -> None:
+        self._servers: dict[tuple[str, str], ForkServer] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def module_of(argv: tuple[str, ...]) -> tuple[str, str, list[str]] | None:
+        """(python, module, args) for ``python -m module args``; None for any other command."""
+        if len(argv) >= 3 and argv[1] == "-m" and os.path.basename(argv[0]).startswith("python"):
+            return argv[0], argv[2], list(argv[3:])
+        return None
+
+    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
+        forkable = self.module_of(tuple(argv))
+        if forkable is None:
+            return spawn(argv, env=env, cwd=cwd)
+        python, module, args = forkable
+        with self._lock:
+            server = self._servers.get((python, module))
+            if server is None:
+                server = self._servers[(python, module)] = ForkServer(python, module, env)
+        return server.spawn(args, env=env, cwd=cwd, shown=argv)
+
+    def close(self) -> None:
+        with self._lock:
+            servers, self._servers = list(self._servers.values()), {}
+        for server in servers:
+            server.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], sys.argv[2:])

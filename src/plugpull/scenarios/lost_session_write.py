@@ -1,0 +1,112 @@
+"""lost-session-write: the Session store loses one write, or its acknowledgement, mid-run.
+
+The store is a database on another machine (store.py): it keeps exactly what it is given
+and numbers every write. The scenario reproduces openai/openai-agents-python#4775, "RunState
+pending input can be duplicated when a Session append loses acknowledgement":
+
+1. probe: ``COMMAND start`` with every store call answered, to learn which writes carry the
+   input the app staged (the app announces the staged input's token);
+2. for each such write N and each point: ``COMMAND start`` with write N dropped at the point
+   (``write-lost``: not kept; ``ack-lost``: kept; the call fails either way), then
+   ``COMMAND resume`` with the store answering normally, and count what the store holds.
+
+No process is killed: start is expected to see the failed call, save its state and exit
+non-zero. Gathers evidence only; the verdicts are checks.prove_probe's and
+checks.judge_lost_session_write's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from plugpull import checks
+from plugpull.channel import Channel
+from plugpull.evidence import StoreEvidence, StoreProbe
+from plugpull.process import Outcome
+from plugpull.results import Result
+from plugpull.scenarios import Settings, make_result, target_env, workdir
+from plugpull.store import POINTS, Store
+from plugpull.targets import Target
+
+NAME = "lost-session-write"
+
+__all__ = ["NAME", "POINTS", "Settings", "run", "run_probe", "run_point"]
+
+
+def run_phase(target: Target, channel: Channel, phase: str, env: dict[str, str], settings: Settings) -> Outcome:
+    """Run ``COMMAND phase`` to its end (no kill; past the timeout its group is SIGKILLed)."""
+    channel.phase = phase
+    running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
+    return running if isinstance(running, Outcome) else running.wait(settings.timeout)
+
+
+def token_of(channel: Channel, phase: str = "start") -> str | None:
+    """The staged input's token that ``phase`` announced (the last one, if it announced several)."""
+    tokens = [a["staged_input"] for a in channel.announced if a.get("phase") == phase and a.get("staged_input")]
+    return str(tokens[-1]) if tokens else None
+
+
+def run_probe(target: Target, settings: Settings | None = None) -> tuple[StoreProbe, list[dict]]:
+    """Run start once with every write answered; returns the probe and what the agent announced."""
+    settings = settings or Settings()
+    store = Store()
+    with workdir(replace(settings, keep_workdir=False)) as path, Channel(store=store) as channel:
+        start = run_phase(target, channel, "start", target_env(channel, path), settings)
+        token = token_of(channel)
+        announced = list(channel.announced)
+    probe = StoreProbe(
+        start=start,
+        token=token,
+        carrying=store.writes_carrying(token) if token else [],
+        writes=[w.to_dict() for w in store.writes],
+        start_timeout=settings.timeout,
+    )
+    return probe, announced
+
+
+def run_point(target: Target, write: int, point: str, probe: StoreProbe, settings: Settings | None = None) -> Result:
+    """Fault write ``write`` at ``point`` during start, resume, and judge it."""
+    if point not in POINTS:
+        raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
+    settings = settings or Settings()
+    began = time.monotonic()
+    store = Store(fault=(write, point))
+    ev = StoreEvidence(
+        write=write, point=point, start=Outcome(argv=[]), probe_carrying=list(probe.carrying),
+        start_timeout=settings.timeout, resume_timeout=settings.timeout,
+    )
+    with workdir(settings) as path, Channel(store=store) as channel:
+        env = target_env(channel, path)
+        ev.start = run_phase(target, channel, "start", env, settings)
+        ev.token = token_of(channel)
+        ev.writes = [w.to_dict() for w in store.writes]
+        ev.carrying = store.writes_carrying(ev.token) if ev.token else []
+        if checks.prove_store_fault(ev) is None:
+            ev.resume = run_phase(target, channel, "resume", env, settings)
+        ev.writes = [w.to_dict() for w in store.writes]
+        ev.carrying = store.writes_carrying(ev.token) if ev.token else []
+        ev.staged_stored = store.occurrences(ev.token) if ev.token else 0
+        ev.counts = store.counts()
+        announced = channel.announced
+    judgement = checks.judge_lost_session_write(ev)
+    shown = {"start": ev.start, "resume": ev.resume}.get(judgement.show)
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown,
+                       path if settings.keep_workdir else None)
+
+
+def run(target: Target, points: list[str], settings: Settings | None = None) -> list[Result]:
+    """The probe, then one result per (write carrying the staged input, point).
+
+    suite.run_scenario calls this once per point, so each point has its own probe: a
+    probe is one more start, and it keeps every line's evidence from one sequence of runs.
+    """
+    settings = settings or Settings()
+    points = points or list(POINTS)
+    began = time.monotonic()
+    probe, announced = run_probe(target, settings)
+    unproven = checks.prove_probe(probe)
+    if unproven is not None:
+        shown = probe.start if unproven.show == "start" else None
+        return [make_result(NAME, target, "probe", probe.to_dict(), unproven, announced, began, shown, None)]
+    return [run_point(target, n, point, probe, settings) for n in probe.carrying for point in points]

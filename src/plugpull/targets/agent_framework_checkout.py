@@ -1,0 +1,146 @@
+"""Checkout of two orders in a Microsoft Agent Framework functional workflow (microsoft/agent-framework#8292).
+
+    python -m plugpull.targets.agent_framework_checkout start  [--variant swap|control]
+    python -m plugpull.targets.agent_framework_checkout resume [--variant swap|control]
+
+start: run the ``checkout_two_orders`` workflow (``@workflow`` / ``@step``, FileCheckpointStorage in
+$PLUGPULL_WORKDIR) on orders A and B at once (asyncio.gather). Each order opens a payment with the
+same ``@step open_payment`` (no outside action; it draws the payment's idempotency key, so a restart
+reuses it) and then charges it with the same ``@step capture_payment``, which calls
+``record_effect(f"charge_card:{customer}", key=idempotency_key)``. resume: load
+``storage.get_latest(workflow_name=...)`` and ``run(checkpoint_id=...)``, the framework's own way to
+continue. In ``swap`` the two orders reach ``open_payment`` in the opposite order on resume; in
+``control`` in the same order.
+
+Why the swapped step is ``open_payment`` and not the charge itself: plugpull holds the *first*
+``record_effect`` call and kills right away, so no step that charges can have finished before the
+kill. The finished step the checkpoint can hold is one that makes no outside action; its saved
+result (whose card, which key) decides the charge made after the restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import os
+import sys
+import uuid
+from pathlib import Path
+
+from agent_framework import FileCheckpointStorage, step, workflow
+
+from plugpull.client import announce, record_effect  # plugpull
+
+WORKFLOW_NAME = "checkout_two_orders"
+ORDERS = ["A", "B"]
+AMOUNT_CENTS = {"A": 1999, "B": 4999}
+
+# Which order reaches open_payment first, per variant and phase. Set by main() before the run;
+# read at run time (not baked into the workflow's code) so start and resume run byte-identical
+# workflow code: a code change makes restore fail on graph_signature_hash.
+ARRIVAL = {
+    ("swap", "start"): ("A", "B"),
+    ("swap", "resume"): ("B", "A"),
+    ("control", "start"): ("A", "B"),
+    ("control", "resume"): ("A", "B"),
+}
+_arrival: tuple[str, str] = ("A", "B")
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+@step
+async def open_payment(order_id: str) -> dict:
+    """Open a payment for the order: whose card, how much, and the idempotency key to charge it with.
+
+    A step so that a restarted run gets the same key back from the checkpoint (the usual way
+    to make a retried charge idempotent). No outside action here.
+    """
+    return {
+        "order_id": order_id,
+        "customer": order_id,  # each order is paid with its own customer's card
+        "cents": AMOUNT_CENTS[order_id],
+        "idempotency_key": f"pay_{order_id}_{uuid.uuid4().hex[:12]}",
+    }
+
+
+@step
+async def capture_payment(payment: dict) -> str:
+    """Charge the card named in ``payment`` with its idempotency key (the outside action).
+
+    record_effect blocks the event loop on purpose: while it is held nothing else in this
+    process moves, so the kill lands before the other order goes any further.
+    """
+    record_effect(f"charge_card:{payment['customer']}", key=payment["idempotency_key"])  # plugpull
+    return f"charged {payment['cents']} cents to customer {payment['customer']} ({payment['idempotency_key']})"
+
+
+async def prepare(order_id: str, first_done: asyncio.Event) -> None:
+    """Per-order work before payment (stock, address, fraud check), modelled only by its duration.
+
+    The order that comes second waits until the first one has its payment open. That makes the
+    order in which the two reach open_payment certain, not a race; in a real deployment it is the
+    duration of this work that differs between the first run and the restart (a warm cache, a
+    cold one), or, as the issue notes, an earlier @step that replays from cache without suspending.
+    """
+    if order_id == _arrival[1]:
+        await first_done.wait()
+
+
+async def checkout(order_id: str, first_done: asyncio.Event) -> str:
+    await prepare(order_id, first_done)
+    payment = await open_payment(order_id)
+    say(f"order {order_id}: payment opened for customer {payment['customer']} ({payment['idempotency_key']})")
+    if order_id == _arrival[0]:
+        first_done.set()
+    receipt = await capture_payment(payment)
+    say(f"order {order_id}: {receipt}")
+    return receipt
+
+
+@workflow(name=WORKFLOW_NAME)
+async def checkout_two_orders(orders: list) -> dict:
+    first_done = asyncio.Event()
+    receipts = await asyncio.gather(*(checkout(o, first_done) for o in orders))
+    return dict(zip(orders, receipts))
+
+
+async def run(phase: str, workdir: Path) -> int:
+    storage = FileCheckpointStorage(str(workdir / "checkpoints"))
+    wf = checkout_two_orders.build(checkpoint_storage=storage)
+    if phase == "start":
+        result = await wf.run(list(ORDERS))
+    else:
+        latest = await storage.get_latest(workflow_name=WORKFLOW_NAME)
+        if latest is None:
+            print(f"resume: no checkpoint of {WORKFLOW_NAME} in {workdir}", file=sys.stderr)
+            return 2
+        say(f"resume: from checkpoint {latest.checkpoint_id}")
+        result = await wf.run(checkpoint_id=latest.checkpoint_id)
+    for event in result:
+        # executor_bypassed: a @step whose saved result was reused instead of running it.
+        if event.type == "executor_bypassed":
+            data = event.data
+            said = data.get("customer") if isinstance(data, dict) else data
+            say(f"{phase}: {event.executor_id} replayed from checkpoint (customer {said})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _arrival
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("phase", choices=("start", "resume"))
+    parser.add_argument("--variant", choices=("swap", "control"), default="swap")
+    args = parser.parse_args(argv)
+    workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
+    version = importlib.metadata.version("agent-framework-core")
+    announce(framework="agent-framework-core", version=version)  # plugpull
+    _arrival = ARRIVAL[args.variant, args.phase]
+    return asyncio.run(run(args.phase, workdir))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""lost-session-write on the real OpenAI Agents SDK (the default pin): real RunState, real Runner.
+
+openai/openai-agents-python#4775: the staged input is appended, and only then cleared from
+the RunState, so a retry after a lost acknowledgement appends it again.
+"""
+
+import importlib.metadata
+
+import pytest
+
+from plugpull import suite
+from plugpull.checks import prove_probe
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.lost_session_write import run_probe
+from plugpull.targets import BUILT_INS
+
+pytest.importorskip("agents")
+
+APP = BUILT_INS["openai-agents"].variants[0]
+FAST = Settings(timeout=60)
+PIN = "0.22.2"
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {r.point: r for r in suite.run_scenario(APP, settings=FAST)}
+
+
+def test_the_probe_finds_that_only_the_admission_write_carries_the_staged_input():
+    probe, announced = run_probe(APP, FAST)
+    assert prove_probe(probe) is None
+    # user input, tool call, tool output (approved on resume), staged input, final answer
+    assert [w["method"] for w in probe.writes] == ["add_items"] * 5
+    assert probe.carrying == [4]
+
+
+@pytest.mark.skipif(importlib.metadata.version("openai-agents") != PIN, reason=f"the finding's numbers are for {PIN}")
+def test_a_lost_write_is_appended_once_by_the_resumed_run(results):
+    r = results["write-lost"]
+    assert r.verdict is Verdict.PASS, r.message
+    assert r.message == "write 4: staged input stored once; every other written item (4) stored once"
+    assert r.evidence["start"]["returncode"] == 1 and r.evidence["resume"]["returncode"] == 0
+
+
+@pytest.mark.skipif(importlib.metadata.version("openai-agents") != PIN, reason=f"the finding's numbers are for {PIN}")
+def test_a_lost_ack_duplicates_the_staged_input_and_cites_4775(results):
+    r = results["ack-lost"]
+    assert r.verdict is Verdict.FAIL
+    assert r.message.startswith("write 4: staged input duplicated: stored 2 times after resume (expected 1); ")
+    assert "openai/openai-agents-python#4775" in r.message and "one durable InputItem occurrence" in r.message
+    assert r.evidence["staged_stored"] == 2 and r.version == PIN
+    assert [w["number"] for w in r.evidence["writes"] if w["phase"] == "start"] == [1, 2, 3, 4]

@@ -1,0 +1,66 @@
+"""The pre-imported fork server: its children are real process-group leaders killed by a real SIGKILL."""
+
+import signal
+import sys
+
+import pytest
+
+from plugpull.forkserver import ForkServers
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.kill_mid_tool import run_point
+from plugpull.targets import BUILT_INS, Target, python_module
+
+pytest.importorskip("langgraph")
+
+
+@pytest.fixture
+def forks():
+    servers = ForkServers()
+    yield servers
+    servers.close()
+
+
+def test_a_forked_child_leads_its_own_group_and_reports_its_exit_code(forks, tmp_path):
+    code = ("import os, sys\nif __name__ == '__main__':\n"
+            "    print(os.getpgid(0) == os.getpid(), os.getsid(0) == os.getpid()); sys.exit(7)\n")
+    script = tmp_path / "probe_mod.py"
+    script.write_text(code)
+    running = forks.spawn([sys.executable, "-m", "probe_mod"], env={"PYTHONPATH": str(tmp_path)}, cwd=str(tmp_path))
+    outcome = running.wait(30)
+    assert outcome.returncode == 7
+    assert outcome.stdout.strip() == "True True"
+
+
+def test_a_forked_child_killed_by_the_harness_is_reported_as_sigkill(forks, tmp_path):
+    (tmp_path / "sleeper.py").write_text("import time\nif __name__ == '__main__':\n    time.sleep(60)\n")
+    running = forks.spawn([sys.executable, "-m", "sleeper"], env={"PYTHONPATH": str(tmp_path)}, cwd=None)
+    outcome = running.kill()
+    assert outcome.returncode == -signal.SIGKILL
+
+
+def test_a_command_that_is_not_python_dash_m_starts_cold(forks):
+    running = forks.spawn(["/bin/sh", "-c", "exit 3"], env={}, cwd=None)
+    assert running.wait(10).returncode == 3
+    assert forks._servers == {}
+
+
+def test_the_langgraph_target_gets_the_same_verdicts_forked_as_cold(forks):
+    variant = BUILT_INS["langgraph"].variants[0]  # durability=sync: deterministic
+    for point, verdict in (("before-effect", Verdict.PASS), ("after-effect", Verdict.FAIL)):
+        cold = run_point(variant, point, Settings(timeout=60))
+        forked = run_point(variant, point, Settings(timeout=60, forks=forks))
+        assert cold.verdict is forked.verdict is verdict, (cold.message, forked.message, forked.stderr)
+        assert forked.evidence["start"]["returncode"] == -signal.SIGKILL
+        proof = forked.evidence["proof"]
+        assert proof["caller_group"] == proof["group"] == proof["caller_pid"]
+
+
+def test_the_tool_call_id_variant_passes_forked():
+    target = Target(name="agent", argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id"))
+    servers = ForkServers()
+    try:
+        result = run_point(target, "after-effect", Settings(timeout=60, forks=servers))
+    finally:
+        servers.close()
+    assert result.verdict is Verdict.PASS, result.message

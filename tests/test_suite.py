@@ -1,0 +1,19 @@
+"""Running many (target, point) lines: order, concurrency, points per scenario."""
+
+from plugpull import suite
+from plugpull.scenarios import Settings
+
+
+def test_concurrent_jobs_give_the_same_verdicts_in_the_same_order_as_serial(fake_framework):
+    targets = [fake_framework(body) for body in ("no-key", "stable-key", "random-key", "ledger")]
+    runs = suite.plan(targets)
+    serial = suite.run_plan(runs, Settings(timeout=30), jobs=1)
+    concurrent = suite.run_plan(runs, Settings(timeout=30), jobs=2)
+    as_lines = lambda results: [(r.target, r.point, r.verdict.value, r.message) for r in results]
+    assert as_lines(concurrent) == as_lines(serial)
+    assert [r.verdict.value for r in serial] == ["PASS", "FAIL", "PASS", "PASS", "PASS", "FAIL", "FAIL", "PASS"]
+
+
+def test_a_plan_repeats_each_point_and_keeps_only_the_scenarios_points(fake_framework):
+    runs = suite.plan([fake_framework("no-key")], ["after-effect", "write-lost"], repeat=2)
+    assert [point for _, point in runs] == ["after-effect", "after-effect"]
