@@ -121,23 +121,27 @@ def counts_text(result: Result) -> str:
 
 
 def plot(results: list[Result], repeats: int):
-    """Stacked bars: verdict counts per line (point x target) over the repeats."""
+    """Stacked bars: verdict counts per line (point, target options) over the repeats."""
     import matplotlib.pyplot as plt
 
     rows = tally(results)
-    labels = [f"{r['point']}\n{r['target']}" for r in rows]
+    options = {(r.scenario, r.point, r.target): r.options for r in results}
+    # One notebook is one framework version: the bar says the point and the variant's options.
+    labels = [r["point"] + "".join(f"\n{k}={v}" for k, v in options[(r["scenario"], r["point"], r["target"])].items())
+              for r in rows]
     colors = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#9e9e9e"}
-    fig, ax = plt.subplots(figsize=(max(6, 1.8 * len(rows)), 4))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.5 * len(rows) + 1.5), 4))
     bottom = [0] * len(rows)
     for verdict in Verdict:
         heights = [r[verdict.value] for r in rows]
-        ax.bar(labels, heights, bottom=bottom, color=colors[verdict.value], label=verdict.value)
+        ax.bar(range(len(rows)), heights, bottom=bottom, color=colors[verdict.value], label=verdict.value)
         bottom = [b + h for b, h in zip(bottom, heights)]
+    ax.set_xticks(range(len(rows)), labels, fontsize=8)
     ax.set_ylabel(f"runs (of {repeats} per line)")
     ax.set_ylim(0, max(repeats, 1))
     ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(loc="upper right")
-    ax.set_title("Verdicts per kill point")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("Verdicts per point and variant")
     fig.tight_layout()
     return fig
 
