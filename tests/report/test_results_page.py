@@ -107,3 +107,10 @@ def test_check_reports_a_missing_field_and_a_wrong_pin_name(tmp_path):
     problems = results_page.check(tmp_path)
     assert any("missing field 'versions'" in p for p in problems)
     assert any("pin 'p1' but the file is p9.json" in p for p in problems)
+
+
+def test_many_effect_counts_show_the_ones_not_seen_once_and_how_many_others_were(tmp_path):
+    counts = {"message:user:hello": 1, "function_call:c1": 1, "message:user:" + "x" * 80: 2}
+    put_record(tmp_path, record(verdicts=("FAIL",), counts=counts))
+    (row,) = table_rows(tmp_path)
+    assert "| message:user:" + "x" * 46 + "…=2, 2 others =1 |" in row

@@ -76,11 +76,31 @@ def rows(root: Path, path: Path, doc: dict[str, Any]) -> list[list[str]]:
     for (scenario, point, _), results in lines.items():
         first = results[0]
         options = " ".join(f"{k}={v}" for k, v in (first.get("options") or {}).items()) or "—"
-        effects = [", ".join(f"{n}={c}" for n, c in ((r.get("evidence") or {}).get("counts") or {}).items()) or "none"
-                   for r in results]
+        effects = [effects_text((r.get("evidence") or {}).get("counts") or {}) for r in results]
         out.append([doc["finding"], first.get("framework") or framework, first.get("version") or version, scenario,
                     point, options, _counted([r["verdict"] for r in results]), _counted(effects), doc["date"], link])
     return out
+
+
+def effects_text(counts: dict[str, int]) -> str:
+    """The evidence counts a verdict turns on, short enough for a table cell.
+
+    Up to two entries are shown whole; beyond that (a Session's items) only the ones not seen
+    exactly once, and how many others were, since a name can be a long stored message.
+    """
+    if not counts:
+        return "none"
+    shown = counts if len(counts) <= 2 else {n: c for n, c in counts.items() if c != 1}
+    if not shown:
+        return f"{len(counts)} items, each =1"
+    parts = [f"{_short(n)}={c}" for n, c in shown.items()]
+    if len(shown) < len(counts):
+        parts.append(f"{len(counts) - len(shown)} others =1")
+    return ", ".join(parts)
+
+
+def _short(name: str, limit: int = 60) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 def _framework(doc: dict[str, Any]) -> str:
