@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from plugpull.checks import judge_effects, judge_kill_mid_tool, prove_kill
-from plugpull.evidence import KillEvidence, KillProof
+from plugpull.checks import check_clean_run, judge_effects, judge_kill_mid_tool, prove_kill
+from plugpull.evidence import CleanRun, KillEvidence, KillProof
 from plugpull.process import Outcome
 from plugpull.results import Verdict
 
@@ -17,6 +17,7 @@ def proven(**changes) -> KillEvidence:
     ev = KillEvidence(
         point="after-effect",
         start=Outcome(argv=["a", "start"], returncode=-signal.SIGKILL),
+        clean=CleanRun(start=Outcome(argv=["a", "start"], returncode=0), counts={"charge": 1}, calls=1),
         proof=KillProof(group=100, caller_pid=100, caller_group=100, held_open_at_kill=True, closed_after_kill=0.01),
         resume=Outcome(argv=["a", "resume"], returncode=0),
         counts={"charge": 1},
@@ -25,6 +26,11 @@ def proven(**changes) -> KillEvidence:
         resume_timeout=5,
     )
     return replace(ev, **changes)
+
+
+def clean(returncode=0, counts=None, **changes) -> CleanRun:
+    counts = {"charge": 1} if counts is None else counts
+    return CleanRun(start=Outcome(argv=["a", "start"], returncode=returncode, **changes), counts=counts, calls=sum(counts.values()))
 
 
 def proof(**changes) -> KillProof:
@@ -56,6 +62,12 @@ def test_every_name_is_judged_on_its_own():
     "evidence, reason",
     [
         (proven(start=Outcome(argv=["x"], spawn_error="x: No such file"), proof=None), "cannot start"),
+        (proven(clean=clean(spawn_error="x: No such file")), "cannot start the target"),
+        (proven(clean=clean(returncode=1)), "a clean run (no kill) ended (exit code 1)"),
+        (proven(clean=clean(timed_out=True, counts={})), "did not reach the tool"),
+        (proven(clean=clean(counts={})), "never called record_effect"),
+        (proven(clean=clean(counts={"charge": 2})), "already recorded 2 charge"),
+        (proven(clean=None), "clean run (no kill) was not run"),
         (proven(proof=None, calls=[], start=Outcome(argv=["a"], returncode=0)), "never called record_effect"),
         (proven(proof=None, calls=[], start=Outcome(argv=["a"], returncode=1)), "before the tool called"),
         (proven(proof=None, calls=[], start=Outcome(argv=["a"], timed_out=True)), "did not reach the tool"),
@@ -75,7 +87,7 @@ def test_an_unproven_kill_is_an_error_whatever_the_counts(evidence, reason):
     j = judge_kill_mid_tool(evidence)
     assert j.verdict is Verdict.ERROR
     assert reason in j.message
-    assert prove_kill(evidence) == j
+    assert (check_clean_run(evidence) or prove_kill(evidence)) == j
 
 
 def test_a_hung_resume_fails_as_hung():
@@ -92,3 +104,13 @@ def test_a_crashed_resume_fails_and_still_counts_effects():
 def test_a_resume_that_cannot_start_is_an_error():
     j = judge_kill_mid_tool(proven(resume=Outcome(argv=["a"], spawn_error="gone")))
     assert j.verdict is Verdict.ERROR
+
+
+def test_an_effect_the_clean_run_owed_but_resume_never_asked_for_is_lost():
+    # agent-framework#8292: after the swapped restore, B's branch charges A's card and B's card is
+    # never asked for; only the clean run knows that charge_card:B was owed.
+    ev = proven(clean=clean(counts={"charge_card:A": 1, "charge_card:B": 1}), counts={"charge_card:A": 2})
+    j = judge_kill_mid_tool(ev)
+    assert j.verdict is Verdict.FAIL
+    assert j.message == ("effect lost: the provider saw 0 charge_card:B (expected 1); "
+                         "effect duplicated: the provider saw 2 charge_card:A (expected 1)")

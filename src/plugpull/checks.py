@@ -22,7 +22,7 @@ CLOSE_AFTER_KILL_LIMIT = 2.0
 class Judgement:
     verdict: Verdict
     message: str
-    # Which process's stderr belongs under the line: "start", "resume" or "".
+    # Which process's stderr belongs under the line: "clean", "start", "resume" or "".
     show: str = ""
 
 
@@ -87,33 +87,41 @@ def judge_effects(counts: dict[str, int]) -> Judgement:
     return Judgement(Verdict.PASS, "the provider saw exactly 1 " + ", 1 ".join(counts))
 
 
-def repeated_calls(calls: list[dict]) -> Judgement | None:
-    """ERROR when one process asked for the same effect name more than once without one key.
+def check_clean_run(ev: KillEvidence) -> Judgement | None:
+    """None when the run without a kill asked for each of its effects exactly once.
 
-    The verdict counts effects per name across start and resume; a tool that itself calls
-    twice in one uninterrupted run (a retry loop without a key) would be read as a
-    duplicate caused by the crash. Same name and same key in one process is fine: that is
-    what idempotency keys are for.
+    The clean run is what makes counts after a crash mean something: it names every effect
+    a whole run owes (so an effect that resume never asks for still shows up as lost), and
+    it catches a target that itself asks for one effect twice (a retry loop without a key),
+    which would otherwise read as a duplicate caused by the crash.
     """
-    seen: dict[tuple[int | None, str], set] = {}
-    counts: dict[tuple[int | None, str], int] = {}
-    for call in calls:
-        ident = (call.get("pid"), call["name"])
-        seen.setdefault(ident, set()).add(call.get("key"))
-        counts[ident] = counts.get(ident, 0) + 1
-    for (pid, name), keys in seen.items():
-        if counts[(pid, name)] > 1 and (None in keys or len(keys) > 1):
-            return error(
-                f"the target called record_effect({name!r}) {counts[(pid, name)]} times in one process "
-                f"(pid {pid}) without one idempotency key; plugpull expects one call per effect per run",
-                show="",
-            )
+    clean = ev.clean
+    if clean is None:
+        return error("the clean run (no kill) was not run", show="")
+    start = clean.start
+    if start.spawn_error:
+        return error(f"cannot start the target: {start.spawn_error}", show="clean")
+    if start.timed_out:
+        where = "finish" if clean.calls else "reach the tool"
+        return error(f"a clean run (no kill) did not {where} within {ev.start_timeout:g}s (killed)", show="clean")
+    if start.returncode != 0:
+        return error(f"a clean run (no kill) ended ({start.describe_exit()})", show="clean")
+    if not clean.counts:
+        return error("start exited 0 and the tool never called record_effect (clean run, no kill)", show="clean")
+    twice = {n: c for n, c in clean.counts.items() if c != 1}
+    if twice:
+        listed = ", ".join(f"{c} {n}" for n, c in twice.items())
+        return error(
+            f"a clean run (no kill) already recorded {listed}: the target asks for one effect more than once "
+            "(a retry without a key?), so counts after a crash would prove nothing",
+            show="clean",
+        )
     return None
 
 
 def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
     """The verdict for one kill point (issue 2, section 3)."""
-    unproven = prove_kill(ev) or repeated_calls(ev.calls)
+    unproven = check_clean_run(ev) or prove_kill(ev)
     if unproven is not None:
         return unproven
     resume = ev.resume
@@ -123,10 +131,12 @@ def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
         return error(f"cannot start resume: {resume.spawn_error}", show="resume")
     if resume.timed_out:
         return Judgement(Verdict.FAIL, f"resume hung: killed after {ev.resume_timeout:g}s", "resume")
+    # Every effect the clean run owed counts, even one that resume never asked for (then 0).
+    counts = {**{name: 0 for name in ev.clean.counts}, **ev.counts}
     if resume.returncode != 0:
-        effects = judge_effects(ev.counts)
+        effects = judge_effects(counts)
         return Judgement(Verdict.FAIL, f"resume crashed ({resume.describe_exit()}); {effects.message}", "resume")
-    return judge_effects(ev.counts)
+    return judge_effects(counts)
 
 
 def prove_probe(probe: StoreProbe) -> Judgement | None:

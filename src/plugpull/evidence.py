@@ -25,11 +25,35 @@ class KillProof:
 
 
 @dataclass
+class CleanRun:
+    """``COMMAND start`` run once with no fault: which effects one whole run asks for."""
+
+    start: Outcome
+    counts: dict[str, int] = field(default_factory=dict)  # effects per name; each must be 1
+    calls: int = 0
+    announced: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return without_output({"start": asdict(self.start), "counts": dict(self.counts), "calls": self.calls})
+
+
+def without_output(data: dict[str, Any]) -> dict[str, Any]:
+    """Evidence without process output: output is shown under the line (Result.stderr), once."""
+    for phase in ("start", "resume"):
+        if data.get(phase):
+            data[phase] = {k: v for k, v in data[phase].items() if k not in ("stdout", "stderr")}
+    if data.get("clean"):
+        data["clean"] = without_output(data["clean"])
+    return data
+
+
+@dataclass
 class KillEvidence:
     """kill-mid-tool at one point: start (killed while a call was held), then resume."""
 
     point: str
     start: Outcome
+    clean: CleanRun | None = None  # the run without a kill that says which effects to expect
     proof: KillProof | None = None  # None: no call was ever held
     resume: Outcome | None = None  # None: resume was not run (the kill was not proven)
     counts_at_kill: dict[str, int] = field(default_factory=dict)
@@ -40,12 +64,7 @@ class KillEvidence:
     resume_timeout: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for phase in ("start", "resume"):
-            if data.get(phase):
-                # Output is shown under the line (Result.stderr), not repeated in evidence.
-                data[phase] = {k: v for k, v in data[phase].items() if k not in ("stdout", "stderr")}
-        return data
+        return without_output(asdict(self))
 
 
 @dataclass
@@ -86,8 +105,4 @@ class StoreEvidence:
     resume_timeout: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for phase in ("start", "resume"):
-            if data.get(phase):
-                data[phase] = {k: v for k, v in data[phase].items() if k not in ("stdout", "stderr")}
-        return data
+        return without_output(asdict(self))

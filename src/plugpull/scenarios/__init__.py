@@ -7,9 +7,10 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -23,6 +24,23 @@ class Settings:
     workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
     forks: Any = None  # a forkserver.ForkServers: fork `python -m` targets from a pre-imported server
+    # Runs done once per target and shared by every point and repeat with these settings: the
+    # clean run of kill-mid-tool, the probe of lost-session-write.
+    _once: dict = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def once(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """``compute()`` the first time ``key`` is asked for; its result every later time.
+
+        With -j two threads may compute the same key at once; the first result stored wins,
+        so every line still shares one.
+        """
+        with self._lock:
+            if key in self._once:
+                return self._once[key]
+        value = compute()
+        with self._lock:
+            return self._once.setdefault(key, value)
 
     def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None):
         """Start a target phase: forked from a pre-imported server if enabled, else cold."""

@@ -11,10 +11,12 @@ verdict is checks.judge_kill_mid_tool's.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from pathlib import Path
 
 from plugpull import checks
 from plugpull.channel import Channel
-from plugpull.evidence import KillEvidence, KillProof
+from plugpull.evidence import CleanRun, KillEvidence, KillProof
 from plugpull.process import Outcome, Running, group_of, kill_group, live_members
 from plugpull.provider import POINTS
 from plugpull.results import Result
@@ -82,6 +84,23 @@ def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
     return [run_point(target, point, settings) for point in points]
 
 
+def clean_run(target: Target, settings: Settings) -> CleanRun:
+    """``COMMAND start`` once with every call answered and no kill (once per target and settings).
+
+    It says which effects a whole run owes, and nothing about the crash.
+    """
+    return settings.once(("clean", target.argv, settings.cwd), lambda: run_clean(target, settings))
+
+
+def run_clean(target: Target, settings: Settings) -> CleanRun:
+    with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel:
+        channel.phase = "clean"
+        running = settings.spawn([*target.argv, "start"], env=target_env(channel, path), cwd=settings.cwd)
+        outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
+        return CleanRun(start=outcome, counts=channel.provider.counts(), calls=len(channel.provider.calls),
+                        announced=list(channel.announced))
+
+
 def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
     """Run kill-mid-tool at ``point`` against ``target`` and judge it."""
     if point not in POINTS:
@@ -89,7 +108,18 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     settings = settings or Settings()
     began = time.monotonic()
     ev = KillEvidence(point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout)
-    spawned: list[Running] = []
+    ev.clean = clean_run(target, settings)
+    announced, kept = list(ev.clean.announced), None
+    if checks.check_clean_run(ev) is None:
+        announced, kept = run_faulted(target, point, settings, ev)
+    judgement = checks.judge_kill_mid_tool(ev)
+    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume}.get(judgement.show)
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
+
+
+def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence) -> tuple[list[dict], Path | None]:
+    """Start with the provider armed at ``point``, kill, resume if the kill is proven; fill ``ev``."""
+    spawned: list[Running | Outcome] = []
     try:
         with workdir(settings) as path, Channel() as channel:
             env = target_env(channel, path)
@@ -106,13 +136,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
                 ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
             ev.counts = channel.provider.counts()
             ev.calls = [c.to_dict() for c in channel.provider.calls]
-            announced = channel.announced
+            return list(channel.announced), (path if settings.keep_workdir else None)
     finally:
         # On an interrupt (or a harness bug) nothing of the target may outlive the run.
         for running in spawned:
             if isinstance(running, Running) and running.poll() is None:
                 running.kill()
-    judgement = checks.judge_kill_mid_tool(ev)
-    shown = {"start": ev.start, "resume": ev.resume}.get(judgement.show)
-    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown,
-                       path if settings.keep_workdir else None)

@@ -98,13 +98,13 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
 def run(target: Target, points: list[str], settings: Settings | None = None) -> list[Result]:
     """The probe, then one result per (write carrying the staged input, point).
 
-    suite.run_scenario calls this once per point, so each point has its own probe: a
-    probe is one more start, and it keeps every line's evidence from one sequence of runs.
+    The probe is run once per target and settings (suite.run_plan calls this once per
+    point and repeat); every line's evidence names the same probe.
     """
     settings = settings or Settings()
     points = points or list(POINTS)
     began = time.monotonic()
-    probe, announced = run_probe(target, settings)
+    probe, announced = settings.once(("probe", target.argv, settings.cwd), lambda: run_probe(target, settings))
     unproven = checks.prove_probe(probe)
     if unproven is not None:
         shown = probe.start if unproven.show == "start" else None

@@ -1,6 +1,6 @@
 """Standalone reproduction of microsoft/agent-framework#8292 with a real SIGKILL (no plugpull).
 
-    python scripts/af8292_standalone.py [--variant swap|control] [--kill before-charge|after-charge]
+    python findings/agent-framework-8292/standalone.py [--variant swap|control] [--kill before-charge|after-charge]
 
 Needs only agent-framework-core. A functional workflow checks out orders A and B at once
 (asyncio.gather). Each order opens a payment with the same ``@step open_payment`` (it draws the
