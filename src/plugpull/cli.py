@@ -170,6 +170,11 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target]) -> list[Res
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:  # its own parser and exit codes: src/plugpull/report/cli.py
+        from plugpull.report.cli import main as report_main
+
+        return report_main(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         targets = select_targets(args)  # validate every input before anything runs

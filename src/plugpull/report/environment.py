@@ -1,0 +1,156 @@
+"""Pin-set environments: one uv venv and one private Jupyter kernel per lock file, cached.
+
+A venv lives at ``<cache>/envs/<key>/venv``; ``key`` hashes the lock file's bytes and the
+Python that builds it, so editing a lock (or changing Python) makes a new one and an old one is
+never patched in place. The kernel is registered inside the venv
+(``ipykernel install --prefix <venv>``) and found through ``JUPYTER_PATH=<venv>/share/jupyter``:
+the user's own kernels are never read or written. plugpull itself is reinstalled from the
+repository into the venv on every run (``--no-deps``), so a report always runs the current source.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plugpull.report.finding import FindingError
+
+# Bumped when the layout of a cached environment changes, so old ones are not reused.
+LAYOUT = "1"
+CACHE_ENV = "PLUGPULL_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """$PLUGPULL_CACHE_DIR, else $XDG_CACHE_HOME/plugpull, else ~/.cache/plugpull: never inside the repo."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "plugpull"
+
+
+def uv_binary() -> str:
+    found = shutil.which("uv")
+    if found is None:
+        raise FindingError("plugpull report needs uv on PATH to build the pin sets' environments: "
+                           "https://docs.astral.sh/uv/")
+    return found
+
+
+def lock_key(lock: Path) -> str:
+    digest = hashlib.sha256(lock.read_bytes())
+    digest.update(f"\0{platform.python_implementation()} {platform.python_version()}\0{LAYOUT}".encode())
+    return digest.hexdigest()[:16]
+
+
+@dataclass
+class KernelEnv:
+    """A Python environment with a registered Jupyter kernel that papermill can start by name."""
+
+    kernel: str
+    python: Path
+    jupyter_path: Path  # what JUPYTER_PATH must hold for the kernel to be found
+    lock_sha256: str | None = None
+    reused: bool = False
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per step taken here
+
+
+def _run(argv: list[str], what: str) -> None:
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise RuntimeError(f"{what} failed (exit {proc.returncode}): " + " | ".join(tail))
+
+
+def check_resolves(lock: Path) -> None:
+    """Bad input if the lock cannot be resolved (a version that does not exist, a malformed hash).
+
+    A dry run against the harness's own Python: it resolves the pinned set without installing
+    anything. An environment already in the cache for this lock skips the check (it resolved).
+    """
+    if (cache_dir() / "envs" / lock_key(lock) / "ready").exists():
+        return
+    proc = subprocess.run([uv_binary(), "pip", "install", "--dry-run", "--require-hashes", "-r", str(lock),
+                           "--python", sys.executable], capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        reason = (next((line for line in lines if line.startswith("cause:")), None)
+                  or next((line for line in lines if line.startswith("error:")), None)
+                  or (lines[-1] if lines else f"uv exited {proc.returncode}"))
+        raise FindingError(f"lock {lock} does not resolve: {reason}")
+
+
+def ensure(lock: Path, root: Path) -> KernelEnv:
+    """The cached environment for ``lock`` (built if missing), with plugpull freshly installed from ``root``."""
+    uv = uv_binary()
+    key = lock_key(lock)
+    home = cache_dir() / "envs" / key
+    home.mkdir(parents=True, exist_ok=True)
+    venv = home / "venv"
+    python = venv / "bin" / "python"
+    kernel = f"plugpull-{key}"
+    phases: dict[str, float] = {}
+    # Two report runs at once must not build the same venv over each other.
+    with open(home / "lock", "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        reused = (home / "ready").exists()
+        if not reused:
+            shutil.rmtree(venv, ignore_errors=True)  # a half-built one from an interrupted run
+            began = time.monotonic()
+            try:
+                _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], "uv venv")
+                # Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines otherwise recompile the
+                # framework in every agent process (FRAMEWORK-NOTES.md).
+                _run([uv, "pip", "sync", "--quiet", "--require-hashes", "--compile-bytecode", "--python", str(python),
+                      str(lock)], f"uv pip sync {lock.name}")
+                phases["venv"] = time.monotonic() - began
+                began = time.monotonic()
+                _run([str(python), "-m", "ipykernel", "install", "--prefix", str(venv), "--name", kernel,
+                      "--display-name", f"plugpull {lock.stem}"], "ipykernel install")
+                phases["kernel_register"] = time.monotonic() - began
+            except BaseException:
+                shutil.rmtree(venv, ignore_errors=True)
+                raise
+            (home / "ready").write_text(json.dumps({"lock": str(lock), "kernel": kernel}) + "\n")
+        began = time.monotonic()
+        # --refresh-package: uv keys a local project's built wheel on pyproject.toml by default,
+        # so without it an edited src/ could be installed from a stale wheel.
+        _run([uv, "pip", "install", "--quiet", "--no-deps", "--reinstall-package", "plugpull", "--refresh-package",
+              "plugpull", "--compile-bytecode", "--python", str(python), str(root)], "installing plugpull")
+        phases["plugpull_install"] = time.monotonic() - began
+    return KernelEnv(kernel=kernel, python=python, jupyter_path=venv / "share" / "jupyter",
+                     lock_sha256=hashlib.sha256(lock.read_bytes()).hexdigest(), reused=reused, phases=phases)
+
+
+def current(prefix: Path) -> KernelEnv:
+    """This Python as a kernel registered under ``prefix`` (tests and CI smoke runs: no new venv)."""
+    began = time.monotonic()
+    kernel = "plugpull-current"
+    _run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix), "--name", kernel],
+         "ipykernel install")
+    return KernelEnv(kernel=kernel, python=Path(sys.executable), jupyter_path=prefix / "share" / "jupyter",
+                     phases={"kernel_register": time.monotonic() - began})
+
+
+def versions_in(python: Path, distributions: list[str]) -> dict[str, str | None]:
+    """Versions read inside the environment (for a record whose notebook never got to read them)."""
+    code = ("import importlib.metadata as m, json, sys, platform\n"
+            "def v(d):\n"
+            "    try: return m.version(d)\n"
+            "    except m.PackageNotFoundError: return None\n"
+            "out = {d: v(d) for d in sys.argv[1:]}\n"
+            "out['python'] = platform.python_version(); out['os'] = platform.platform()\n"
+            "print(json.dumps(out))")
+    try:
+        proc = subprocess.run([str(python), "-c", code, *distributions], capture_output=True, text=True, timeout=60)
+        return json.loads(proc.stdout)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return {}

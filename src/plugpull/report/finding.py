@@ -1,0 +1,104 @@
+"""Findings: ``findings/<id>/finding.toml`` read into a :class:`Finding` with its pin sets.
+
+A finding is one reproducible claim about an upstream framework: its notebook, default
+parameters and the pin sets (locked requirements files) it runs against.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: tomllib is 3.11+
+    tomllib = None  # type: ignore[assignment]
+
+FINDINGS_DIR = "findings"
+# A locked requirement: "name==version" (optionally "; marker"), then its hashes.
+_PINNED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?==[^\s;\\]+")
+
+
+class FindingError(ValueError):
+    """A finding or pin set that cannot be used: bad input, reported as one line."""
+
+
+@dataclass(frozen=True)
+class PinSet:
+    name: str
+    requirements: Path  # the locked requirements file (uv pip compile --generate-hashes)
+
+    def check_locked(self) -> None:
+        """Every requirement is pinned with ``==`` and carries a hash, as ``--require-hashes`` needs."""
+        if not self.requirements.is_file():
+            raise FindingError(f"pin set {self.name!r}: lock file {self.requirements} does not exist")
+        text = self.requirements.read_text()
+        entries = [e for e in re.split(r"\n(?=\S)", text) if e.strip() and not e.lstrip().startswith(("#", "-"))]
+        if not entries:
+            raise FindingError(f"pin set {self.name!r}: {self.requirements} holds no requirements")
+        for entry in entries:
+            first = entry.splitlines()[0].strip()
+            if not _PINNED.match(first) or "--hash=" not in entry:
+                raise FindingError(f"pin set {self.name!r}: {self.requirements}: {first!r} is not pinned "
+                                   "with == and a --hash (regenerate it with uv pip compile --generate-hashes)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    title: str
+    claim: str
+    notebook: Path
+    framework: str  # the distribution whose version the results are about
+    target: str  # the built-in target the notebook breaks
+    links: dict[str, Any]
+    parameters: dict[str, Any]
+    pins: tuple[PinSet, ...]
+    root: Path  # the repository root
+    directory: Path = field(default=Path())
+
+    def pin(self, name: str) -> PinSet:
+        for pin in self.pins:
+            if pin.name == name:
+                return pin
+        raise FindingError(f"finding {self.id!r} has no pin set {name!r}; its pin sets: "
+                           f"{', '.join(p.name for p in self.pins)}")
+
+
+def load_finding(directory: Path, root: Path) -> Finding:
+    path = directory / "finding.toml"
+    if tomllib is None:
+        raise FindingError("reading finding.toml needs Python 3.11+ (tomllib)")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise FindingError(f"{path}: {exc}") from None
+    missing = [k for k in ("id", "title", "claim", "notebook", "framework", "target", "pins") if k not in data]
+    if missing:
+        raise FindingError(f"{path}: missing {', '.join(missing)}")
+    if data["id"] != directory.name:
+        raise FindingError(f"{path}: id {data['id']!r} does not match its folder {directory.name!r}")
+    pins = tuple(PinSet(p["name"], directory / p["requirements"]) for p in data["pins"])
+    return Finding(
+        id=data["id"], title=data["title"], claim=" ".join(data["claim"].split()),
+        notebook=root / data["notebook"], framework=data["framework"], target=data["target"],
+        links=data.get("links", {}), parameters=data.get("parameters", {}), pins=pins,
+        root=root, directory=directory,
+    )
+
+
+def load_all(root: Path) -> dict[str, Finding]:
+    """Every finding under ``root/findings``, by id, in name order."""
+    base = root / FINDINGS_DIR
+    dirs = sorted(d for d in base.iterdir() if (d / "finding.toml").is_file()) if base.is_dir() else []
+    return {d.name: load_finding(d, root) for d in dirs}
+
+
+def find_root(start: Path) -> Path | None:
+    """The repository root: the nearest folder up from ``start`` with findings/ and pyproject.toml."""
+    for folder in (start, *start.parents):
+        if (folder / FINDINGS_DIR).is_dir() and (folder / "pyproject.toml").is_file():
+            return folder
+    return None

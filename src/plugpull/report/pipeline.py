@@ -1,0 +1,150 @@
+"""One report run per (finding, pin set): environment, papermill, nbconvert, dated files.
+
+Everything a run produces is made in a scratch directory first, redacted, and only then moved
+to ``findings/<id>/<date>/<pin>.{ipynb,html,json}``: a run that is interrupted leaves no half
+files, and the scratch directory (kernel cwd, TMPDIR, Jupyter runtime) is always removed.
+A same-day rerun replaces that day's three files (docs/DECISIONS.md); other days are never touched.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from plugpull.report import environment, execution, record
+from plugpull.report.environment import KernelEnv
+from plugpull.report.finding import FINDINGS_DIR, Finding, PinSet
+from plugpull.results import redact
+
+#: Parameters plugpull report sets itself; -p cannot override them.
+RESERVED = ("pin", "plugpull_commit", "results_path")
+
+
+@dataclass
+class Job:
+    finding: Finding
+    pin: PinSet
+    parameters: dict[str, Any]  # finding.toml's defaults with -p overrides
+
+
+@dataclass
+class Outcome:
+    job: Job
+    error: str | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+    verdicts: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, float] = field(default_factory=dict)
+    replaced: bool = False
+
+
+def plugpull_commit(root: Path) -> str | None:
+    """HEAD of the repository the source is installed from; "-dirty" when the tree has changes."""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def locked_env(job: Job) -> KernelEnv:
+    return environment.ensure(job.pin.requirements, job.finding.root)
+
+
+def run(job: Job, *, commit: str | None, make_env: Callable[[Job], KernelEnv] = locked_env,
+        out_root: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> Outcome:
+    """Run ``job`` and place its files under ``out_root`` (default: the finding's repository)."""
+    finding, pin = job.finding, job.pin
+    out_root = out_root or finding.root
+    outcome = Outcome(job)
+    began = time.monotonic()
+    started_at = dt.datetime.now(dt.timezone.utc)
+    scratch = Path(tempfile.mkdtemp(prefix="plugpull-report-"))
+    try:
+        env: KernelEnv | None = None
+        try:
+            progress("environment ...")
+            env = make_env(job)
+            outcome.phases.update(env.phases)
+            progress(f"environment {'reused' if env.reused else 'built'} ({sum(env.phases.values()):.1f} s); "
+                     f"running the notebook ...")
+        except Exception as exc:  # no kernel: still an HTML and a JSON saying why
+            outcome.error = f"environment: {exc}"
+        notebook_out = scratch / f"{pin.name}.ipynb"
+        record_out = scratch / "record.json"
+        parameters = {**job.parameters, "pin": pin.name, "plugpull_commit": commit, "results_path": str(record_out)}
+        if env is not None:
+            nb_run = execution.execute(finding.notebook, notebook_out, env, parameters, scratch)
+            outcome.phases.update(nb_run.phases)
+            outcome.error = nb_run.error
+        else:
+            execution.placeholder(notebook_out, outcome.error or "")
+        _redact_file(notebook_out)
+        html_out = scratch / f"{pin.name}.html"
+        progress("rendering HTML ...")
+        outcome.phases["nbconvert"] = execution.render_html(notebook_out, html_out)
+        _redact_file(html_out)
+
+        doc = _load_record(record_out) if outcome.error is None else None
+        if doc is None:
+            outcome.error = outcome.error or "the notebook finished without writing its run record"
+            versions = environment.versions_in(env.python, [finding.framework, "plugpull"]) if env else {}
+            doc = record.build(
+                finding=finding.id, pin=pin.name, date=started_at.date().isoformat(),
+                started_at=started_at.isoformat(timespec="seconds"),
+                finished_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                versions={**versions, "plugpull_commit": commit}, framework=finding.framework,
+                parameters={k: v for k, v in parameters.items() if k not in ("pin", "results_path")},
+                results=[], error=outcome.error,
+            )
+        outcome.phases["scenario"] = float(doc.get("scenario_seconds") or 0.0)
+        outcome.phases["total"] = time.monotonic() - began
+        doc["pipeline"] = {
+            "command": "plugpull report",
+            "lock": pin.requirements.relative_to(finding.root).as_posix(),
+            "lock_sha256": env.lock_sha256 if env else None,
+            "kernel": env.kernel if env else None,
+            "environment_reused": env.reused if env else None,
+            "phases": {k: round(v, 3) for k, v in outcome.phases.items()},
+        }
+        doc = redact(doc)
+        for result in doc["results"]:
+            outcome.verdicts[result["verdict"]] = outcome.verdicts.get(result["verdict"], 0) + 1
+
+        dest = out_root / FINDINGS_DIR / finding.id / doc["date"]
+        dest.mkdir(parents=True, exist_ok=True)
+        outcome.replaced = (dest / f"{pin.name}.json").exists()
+        staged_json = scratch / f"{pin.name}.json"
+        record.write(staged_json, doc)
+        for suffix, staged in ((".ipynb", notebook_out), (".html", html_out), (".json", staged_json)):
+            target = dest / f"{pin.name}{suffix}"
+            shutil.copyfile(staged, target.with_name(target.name + ".part"))
+            os.replace(target.with_name(target.name + ".part"), target)
+            outcome.files[suffix] = target
+        return outcome
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _load_record(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _redact_file(path: Path) -> None:
+    """Blank secret-looking env values anywhere in the file (a cell could print one; so could a traceback)."""
+    text = path.read_text()
+    cleaned = redact(text)
+    if cleaned != text:
+        path.write_text(cleaned)

@@ -1,0 +1,80 @@
+"""Every findings notebook runs with papermill in this environment with tiny parameters (CI smoke), and is
+committed the way papermill needs it: no outputs, a kernelspec with a language, the finding's claim and links."""
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from plugpull.report import execution
+from plugpull.report.finding import load_all
+
+ROOT = Path(__file__).resolve().parents[2]
+FINDINGS = load_all(ROOT)
+WRITTEN = [f for f in FINDINGS.values() if f.notebook.is_file()]
+
+# The smallest run that still kills a real process once: one target variant, one point.
+TINY = {
+    "langgraph-kill-mid-tool": {"points": ["after-effect"], "options": {"durability": ["sync"]}},
+    "openai-agents-4775": {"points": ["ack-lost"], "options": {}},
+    "agent-framework-8292": {"points": ["after-effect"], "options": {"variant": ["swap"]}},
+}
+
+
+@pytest.mark.parametrize("finding", WRITTEN, ids=lambda f: f.id)
+def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding, current_kernel, tmp_path):
+    out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
+    parameters = {**finding.parameters, **TINY[finding.id], "repeats": 1, "pin": "smoke", "results_path": str(results)}
+    run = execution.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    assert run.error is None, run.error
+    doc = json.loads(results.read_text())
+    assert doc["finding"] == finding.id and doc["pin"] == "smoke" and doc["error"] is None
+    assert [r["point"] for r in doc["results"]] == TINY[finding.id]["points"]
+    assert doc["versions"][finding.framework]  # read inside the kernel
+    executed = out.read_text()
+    assert "image/png" in executed  # the verdict plot
+    line = doc["results"][0]
+    assert f"{line['verdict']:<5}  {line['scenario']}  {line['point']}  {line['target']}" in executed
+
+
+@pytest.mark.parametrize("finding", WRITTEN, ids=lambda f: f.id)
+def test_the_notebook_is_committed_without_outputs_and_with_a_kernelspec_language(finding):
+    book = nbformat.read(str(finding.notebook), as_version=4)
+    assert book.metadata.kernelspec.language == "python"
+    for cell in book.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+
+
+@pytest.mark.parametrize("finding", WRITTEN, ids=lambda f: f.id)
+def test_the_notebook_states_the_findings_claim_and_links(finding):
+    book = nbformat.read(str(finding.notebook), as_version=4)
+    intro = " ".join(book.cells[0].source.split())
+    assert finding.claim in intro
+    links = finding.links.get("issues", []) + finding.links.get("prs", []) + [d["url"] for d in finding.links.get("docs", [])]
+    assert links and all(link in intro for link in links)
+
+
+@pytest.mark.parametrize("finding", WRITTEN, ids=lambda f: f.id)
+def test_the_notebook_declares_every_default_parameter_of_its_finding(finding):
+    import papermill
+
+    declared = papermill.inspect_notebook(str(finding.notebook))
+    assert set(finding.parameters) | {"pin", "plugpull_commit", "results_path"} <= set(declared)
+
+
+@pytest.mark.parametrize("finding", FINDINGS.values(), ids=lambda f: f.id)
+def test_every_pin_set_is_a_hash_locked_file_that_pins_the_kernels_needs(finding):
+    for pin in finding.pins:
+        pin.check_locked()
+        names = set(re.findall(r"^([a-z0-9][a-z0-9._-]*)==", pin.requirements.read_text(), re.M))
+        assert {finding.framework, "ipykernel", "pandas", "matplotlib"} <= names, pin.name
+
+
+def test_findings_without_a_notebook_yet_are_the_ones_whose_target_has_not_landed():
+    from plugpull.targets import BUILT_INS
+
+    for finding in FINDINGS.values():
+        assert finding.notebook.is_file() == (finding.target in BUILT_INS), finding.id

@@ -1,0 +1,125 @@
+"""One report run end to end in this Python's kernel: files in place, errors still reported, no secrets, no leftovers."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from plugpull.report import pipeline, record, results_page
+from plugpull.report.finding import load_all
+
+from builders import make_repo
+
+SECRET = "sk-test-4f9a1c2e77"
+
+WRITES_A_RECORD = """
+from plugpull.report import notebook as nb
+from plugpull.results import Result, Verdict
+env = nb.environment("six", plugpull_commit)
+r = Result(Verdict.PASS, "kill-mid-tool", "after-effect", "six x", "ok", framework="six", version="1.17.0",
+           evidence={"counts": {"refund": 1}})
+nb.write_record(results_path, finding="demo", pin=pin, env=env, parameters={}, results=[r], scenario_seconds=0.5)
+"""
+
+
+def job_for(root: Path, **overrides) -> pipeline.Job:
+    finding = load_all(root)["demo"]
+    return pipeline.Job(finding, finding.pins[0], overrides)
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    return scratch
+
+
+def test_a_run_writes_the_dated_notebook_html_and_json_with_phase_times(tmp_path, current_kernel, private_tmp):
+    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
+    outcome = pipeline.run(job_for(root), commit="abc", make_env=lambda job: current_kernel)
+    assert outcome.error is None and outcome.verdicts == {"PASS": 1}
+    folder = outcome.files[".json"].parent
+    assert sorted(p.name for p in folder.iterdir()) == ["p1.html", "p1.ipynb", "p1.json"]
+    doc = json.loads(outcome.files[".json"].read_text())
+    assert record.problems(outcome.files[".json"], folder.parent) == []
+    assert doc["versions"]["plugpull_commit"] == "abc" and doc["framework"] == "six"
+    assert {"kernel_start", "cells", "nbconvert", "scenario", "total"} <= set(doc["pipeline"]["phases"])
+
+
+def test_a_failing_notebook_still_yields_an_html_with_the_error_and_a_json_with_an_error_field(
+        tmp_path, current_kernel, private_tmp):
+    root = make_repo(tmp_path / "repo", ("raise RuntimeError('the scenario broke')",))
+    outcome = pipeline.run(job_for(root), commit=None, make_env=lambda job: current_kernel)
+    assert outcome.error == "In [3] raised RuntimeError: the scenario broke"
+    assert "the scenario broke" in outcome.files[".html"].read_text()
+    doc = json.loads(outcome.files[".json"].read_text())
+    assert doc["error"] == outcome.error and doc["results"] == []
+    assert record.problems(outcome.files[".json"], outcome.files[".json"].parent.parent) == []
+    assert "notebook failed: In [3] raised RuntimeError" in results_page.render(root)
+
+
+def test_an_environment_that_cannot_be_built_still_yields_an_html_and_a_json_with_an_error_field(tmp_path, private_tmp):
+    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
+
+    def broken(job):
+        raise RuntimeError("uv pip sync p1.txt failed (exit 1): no space left")
+
+    outcome = pipeline.run(job_for(root), commit=None, make_env=broken)
+    assert outcome.error.startswith("environment: uv pip sync p1.txt failed")
+    assert "no space left" in outcome.files[".html"].read_text()
+    assert json.loads(outcome.files[".json"].read_text())["error"] == outcome.error
+
+
+def test_no_secret_env_value_reaches_the_notebook_html_or_json_even_when_a_cell_prints_it(
+        tmp_path, current_kernel, private_tmp, monkeypatch):
+    monkeypatch.setenv("PLUGPULL_TEST_API_KEY", SECRET)
+    leaks = """
+    import os
+    print("kernel sees:", os.environ.get("PLUGPULL_TEST_API_KEY"))
+    print("parameter says:", note)
+    """
+    root = make_repo(tmp_path / "repo", (leaks, WRITES_A_RECORD),
+                     parameters="pin = 'x'\nplugpull_commit = None\nresults_path = 'r.json'\nnote = ''")
+    outcome = pipeline.run(job_for(root, note=f"key={SECRET}"), commit=None, make_env=lambda job: current_kernel)
+    assert outcome.error is None
+    for path in outcome.files.values():
+        assert SECRET not in path.read_text(), path.name
+    executed = outcome.files[".ipynb"].read_text()
+    assert "kernel sees: None" in executed  # the kernel never had it
+    assert "parameter says: key=[redacted]" in executed  # and what came another way is blanked
+    results_page.write(root)
+    assert SECRET not in (root / "docs" / "results.md").read_text()
+
+
+def test_a_run_leaves_no_temp_files_and_no_kernel_process(tmp_path, current_kernel, private_tmp):
+    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
+    pipeline.run(job_for(root), commit=None, make_env=lambda job: current_kernel)
+    assert list(private_tmp.iterdir()) == []
+    assert children_of(os.getpid()) == []
+
+
+def test_a_same_day_rerun_replaces_that_days_files_and_keeps_other_days(tmp_path, current_kernel, private_tmp):
+    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
+    older = root / "findings" / "demo" / "2020-01-01" / "p1.json"
+    older.parent.mkdir(parents=True)
+    older.write_text("{}")
+    first = pipeline.run(job_for(root), commit="one", make_env=lambda job: current_kernel)
+    second = pipeline.run(job_for(root), commit="two", make_env=lambda job: current_kernel)
+    assert not first.replaced and second.replaced and first.files == second.files
+    assert json.loads(second.files[".json"].read_text())["versions"]["plugpull_commit"] == "two"
+    assert older.read_text() == "{}"

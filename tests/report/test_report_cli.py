@@ -1,0 +1,91 @@
+"""`plugpull report` as a user meets it: bad input is one line and exit 2 before anything runs; --check."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from builders import make_repo, put_record, record
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def report(*args: str, cwd: Path = ROOT, tmp: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PLUGPULL_CACHE_DIR": str(tmp / "cache"), "TMPDIR": str(tmp)}
+    return subprocess.run([sys.executable, "-m", "plugpull.cli", "report", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=120)
+
+
+def one_line_exit_2(run: subprocess.CompletedProcess) -> str:
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    return lines[0]
+
+
+def test_an_unknown_finding_is_one_line_exit_2_listing_the_findings(tmp_path):
+    line = one_line_exit_2(report("--finding", "crewai-1", tmp=tmp_path))
+    assert line.startswith("plugpull report: unknown finding 'crewai-1'; findings: ")
+    assert "langgraph-kill-mid-tool" in line
+
+
+def test_an_unknown_pin_set_is_one_line_exit_2(tmp_path):
+    line = one_line_exit_2(report("--finding", "langgraph-kill-mid-tool", "--pin", "langgraph-0.1", tmp=tmp_path))
+    assert "unknown pin set 'langgraph-0.1'" in line and "langgraph-1.2.11" in line
+
+
+def test_a_parameter_the_notebook_does_not_declare_is_one_line_exit_2(tmp_path):
+    line = one_line_exit_2(report("--finding", "langgraph-kill-mid-tool", "-p", "durability", "sync", tmp=tmp_path))
+    assert "parameter 'durability' is not declared by langgraph-kill-mid-tool.ipynb" in line
+
+
+def test_a_parameter_of_the_wrong_kind_is_one_line_exit_2(tmp_path):
+    line = one_line_exit_2(report("--finding", "langgraph-kill-mid-tool", "-p", "repeats", "many", tmp=tmp_path))
+    assert "parameter 'repeats'=\"many\"" in line and "expected a int" in line
+
+
+def test_a_parameter_plugpull_sets_itself_is_one_line_exit_2(tmp_path):
+    assert "set by plugpull report itself" in one_line_exit_2(report("-p", "results_path", "x.json", tmp=tmp_path))
+
+
+def test_a_lock_without_hashes_is_one_line_exit_2(tmp_path):
+    repo = make_repo(tmp_path / "repo", lock="six==1.17.0\n")
+    assert "is not pinned with == and a --hash" in one_line_exit_2(report(cwd=repo, tmp=tmp_path))
+
+
+def test_a_lock_that_does_not_resolve_is_one_line_exit_2_and_builds_nothing(tmp_path):
+    lock = "six==0.0.0.404 \\\n    --hash=sha256:" + "0" * 64 + "\n"
+    repo = make_repo(tmp_path / "repo", lock=lock)
+    line = one_line_exit_2(report(cwd=repo, tmp=tmp_path))
+    assert "p1.txt does not resolve" in line and "six" in line
+    assert not (tmp_path / "cache" / "envs").exists() and not (repo / "findings" / "demo" / "2026").exists()
+
+
+def test_outside_a_repository_it_says_where_to_run_it(tmp_path):
+    assert "no findings/ folder" in one_line_exit_2(report(cwd=tmp_path, tmp=tmp_path))
+
+
+def test_check_exits_0_on_valid_records_and_a_fresh_page(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    put_record(repo, record())
+    from plugpull.report import results_page
+
+    results_page.write(repo)
+    run = report("--check", cwd=repo, tmp=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_check_exits_1_listing_every_problem(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    put_record(repo, record())
+    bad = repo / "findings" / "demo" / "2026-11-03" / "p1.json"
+    bad.parent.mkdir()
+    bad.write_text("[")
+    run = report("--check", cwd=repo, tmp=tmp_path)
+    assert run.returncode == 1
+    assert "p1.json: not valid JSON" in run.stdout and "docs/results.md does not match" in run.stdout
+
+
+def test_the_committed_records_and_results_page_pass_check(tmp_path):
+    run = report("--check", tmp=tmp_path)
+    assert run.returncode == 0, run.stdout
