@@ -19,19 +19,11 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from plugpull.cli import ArgParser, UsageError
 from plugpull.report import environment, pipeline, results_page
 from plugpull.report.finding import Finding, FindingError, find_root, load_all
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line, exit 2."""
-
-
-class ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
-        raise UsageError(message)
 
 
 def build_parser() -> ArgParser:
