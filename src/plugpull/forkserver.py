@@ -131,6 +131,9 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
         if request.get("cwd"):
             os.chdir(request["cwd"])
         sys.argv = [request["module"], *request["argv"]]
+        # The preloaded copy stays out of the way: the child runs the module's code afresh as
+        # __main__ (its imports are the cached, pre-imported ones), as `python -m` would.
+        sys.modules.pop(request["module"], None)
         try:
             runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
             code = 0
