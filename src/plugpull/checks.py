@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plugpull.evidence import KillEvidence, StoreEvidence, StoreProbe
+from plugpull.evidence import KillEvidence, KillProof, StoreEvidence, StoreProbe
+from plugpull.process import Outcome
 from plugpull.results import Verdict
 
 #: A held call's connection must close within this many seconds of the SIGKILL. The
@@ -32,38 +33,49 @@ def error(message: str, show: str = "start") -> Judgement:
 
 def prove_kill(ev: KillEvidence) -> Judgement | None:
     """None when the kill is proven to have landed inside the held call; else the ERROR."""
-    start = ev.start
-    if start.spawn_error:
-        return error(f"cannot start the target: {start.spawn_error}")
-    if ev.proof is None:
-        if start.timed_out:
-            return error(f"start did not reach the tool within {ev.start_timeout:g}s (killed)")
-        if not ev.calls:
-            if start.returncode == 0:
-                return error("start exited 0 and the tool never called record_effect")
-            return error(f"start ended ({start.describe_exit()}) before the tool called record_effect")
-        return error(f"start ended ({start.describe_exit()}) but no call was held at {ev.point}")
-    proof = ev.proof
+    return prove_held_kill("start", ev.start, ev.proof, bool(ev.calls), ev.point, ev.start_timeout)
+
+
+def prove_held_kill(phase: str, outcome: Outcome, proof: KillProof | None, called: bool, point: str,
+                    timeout: float) -> Judgement | None:
+    """None when the SIGKILL of ``phase`` is proven to have landed inside its held call; else the ERROR.
+
+    Proven means: the OS named the held call's process (SO_PEERCRED) and it was in the killed
+    group just before the kill; the call was still held when SIGKILL was sent; ``phase`` died of
+    SIGKILL; the held connection closed right after; nothing of the group survived.
+    """
+    if outcome.spawn_error:
+        return error(f"cannot start {'the target' if phase == 'start' else phase}: {outcome.spawn_error}", show=phase)
+    if proof is None:
+        if outcome.timed_out:
+            return error(f"{phase} did not reach the tool within {timeout:g}s (killed)", show=phase)
+        if not called:
+            if outcome.returncode == 0:
+                return error(f"{phase} exited 0 and the tool never called record_effect", show=phase)
+            return error(f"{phase} ended ({outcome.describe_exit()}) before the tool called record_effect", show=phase)
+        return error(f"{phase} ended ({outcome.describe_exit()}) but no call was held at {point}", show=phase)
     if proof.caller_pid is None:
-        return error("the OS could not say which process made the held call (no peer credentials)")
+        return error("the OS could not say which process made the held call (no peer credentials)", show=phase)
     if proof.caller_group is None:
-        return error(f"the held call's process {proof.caller_pid} was gone before the kill")
+        return error(f"the held call's process {proof.caller_pid} was gone before the kill", show=phase)
     if proof.caller_group != proof.group:
         return error(
             f"the held call came from pid {proof.caller_pid} in process group {proof.caller_group}, "
-            f"outside the killed group {proof.group}"
+            f"outside the killed group {proof.group}",
+            show=phase,
         )
     if not proof.held_open_at_kill:
-        return error("the provider was no longer holding the call when the kill was sent")
-    if not start.killed_by_sigkill:
-        return error(f"start did not die of SIGKILL ({start.describe_exit()})")
+        return error("the provider was no longer holding the call when the kill was sent", show=phase)
+    if not outcome.killed_by_sigkill:
+        return error(f"{phase} did not die of SIGKILL ({outcome.describe_exit()})", show=phase)
     if proof.closed_after_kill is None or proof.closed_after_kill > CLOSE_AFTER_KILL_LIMIT:
         return error(
             f"the held call's connection did not close within {CLOSE_AFTER_KILL_LIMIT:g}s of the kill "
-            "(a process outside the kill still holds it)"
+            "(a process outside the kill still holds it)",
+            show=phase,
         )
     if proof.survivors:
-        return error(f"processes {proof.survivors} of the killed group were still alive after SIGKILL")
+        return error(f"processes {proof.survivors} of the killed group were still alive after SIGKILL", show=phase)
     return None
 
 
