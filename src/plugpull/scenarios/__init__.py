@@ -24,6 +24,7 @@ class Settings:
     workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
     forks: Any = None  # a forkserver.ForkServers: fork `python -m` targets from a pre-imported server
+    racers: int = 5  # resume-after-approval, racing-resumers: approvers started at once
     # Clean runs (no fault) per target, shared by every point and repeat run with these settings.
     clean_runs: dict = field(default_factory=dict, repr=False, compare=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
