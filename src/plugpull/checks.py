@@ -449,7 +449,7 @@ def judge_killed_approval(ev: ApprovalEvidence) -> Judgement:
             f"stuck: the run can no longer be finished: recover {_approval_exit(recover)}: {why}; {effects.message}",
             "recover",
         )
-    return effects
+    return Judgement(effects.verdict, effects.message, "recover" if effects.verdict is Verdict.FAIL else "")
 
 
 def judge_resume_after_approval(ev: ApprovalEvidence) -> Judgement:
