@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     # The framework's store (checkpoints, pending interrupts, traces) lives in the workdir.
     # Set before the import: FastAIAgent reads it into its config.
     os.environ["FASTAIAGENT_LOCAL_DB"] = str(workdir / "local.db")
+    # FastAIAgent also writes ./.fastaiagent/config.toml (its project id) in the working
+    # directory on first use; run there so nothing lands outside the workdir.
+    os.chdir(workdir)
 
     import importlib.metadata
 
