@@ -20,3 +20,8 @@ def fake_framework():
 @pytest.fixture
 def misbehaving():
     return lambda how: agent_target("misbehaving.py", how)
+
+
+@pytest.fixture
+def approval_framework():
+    return lambda how: agent_target("approval_framework.py", how)

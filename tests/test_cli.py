@@ -125,3 +125,12 @@ def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(
     assert (result["scenario"], result["point"], result["evidence"]["write"]) == ("lost-session-write", "ack-lost", 4)
     assert result["message"].startswith("write 4: ")
     assert result["evidence"]["staged_stored"] >= 1 and all(isinstance(c, int) for c in result["evidence"]["counts"].values())
+
+
+def test_an_agent_runs_the_scenario_named_by_scenario(tmp_path):
+    command = agent(str(AGENTS / "approval_framework.py"), "no-claim")
+    run = plugpull("--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume", "--json",
+                   tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    [result] = json.loads(run.stdout)["results"]
+    assert (result["scenario"], result["point"], result["verdict"]) == ("resume-after-approval", "double-resume", "FAIL")

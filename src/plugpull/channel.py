@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.client import PROTOCOL_VERSION, SOCKET_ENV
+from plugpull.process import group_of
 from plugpull.provider import Provider
 
 MAX_REQUEST_BYTES = 1 << 20
@@ -36,6 +37,54 @@ def peer_pid(conn: socket.socket) -> int | None:
     return pid or None
 
 
+class Gate:
+    """A start line for racing phases: each ``gate`` call waits until ``expected`` callers are there.
+
+    Unarmed, a gate call is answered at once, so an agent can call ``plugpull.client.gate()``
+    unconditionally. Armed with N, the first N-1 callers are held and all N are answered
+    together when the N-th arrives (or when the scenario gives up and releases them), so N
+    processes that each paid their own framework import reach the racing call at once.
+    """
+
+    def __init__(self) -> None:
+        self.expected: int | None = None
+        self.arrived: list[int | None] = []  # callers' pids (SO_PEERCRED), in arrival order
+        self.released_with: int | None = None  # how many were waiting when released
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+
+    def arm(self, expected: int) -> None:
+        with self._lock:
+            self.expected, self.arrived, self.released_with = expected, [], None
+            self._released.clear()
+
+    def arrive(self, pid: int | None) -> bool:
+        """Register a caller; True if it must wait for the release."""
+        with self._lock:
+            if self.expected is None or self._released.is_set():
+                return False
+            self.arrived.append(pid)
+            if len(self.arrived) >= self.expected:
+                self.released_with = len(self.arrived)
+                self._released.set()
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            if not self._released.is_set():
+                self.released_with = len(self.arrived)
+                self._released.set()
+
+    def wait(self, closed: threading.Event) -> None:
+        while not self._released.wait(0.05):
+            if closed.is_set():
+                return
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.arrived)
+
+
 class Channel:
     """Serves one scenario run: a provider, optionally a store, and what the agents announced.
 
@@ -47,6 +96,7 @@ class Channel:
         self.provider = provider or Provider()
         self.store = store
         self.announced: list[dict] = []
+        self.gate = Gate()
         self.errors: list[str] = []
         self._dir = Path(tempfile.mkdtemp(prefix="plugpull-chan-"))
         os.chmod(self._dir, 0o700)
@@ -161,11 +211,17 @@ class Channel:
                 self._reply(conn, {"ok": False, "error": "effect needs a non-empty string name and a string or null key"})
                 return
             call, hold = self.provider.receive(name, key, pid)
+            # The caller's group while it is alive: says which of several phases made the call.
+            call.group = group_of(pid) if pid else None
             if hold:
                 self._wait_closed(conn)
                 self.provider.mark_closed(call)
                 return
             self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
+        elif op == "gate":
+            if self.gate.arrive(pid):
+                self.gate.wait(self._closed)
+            self._reply(conn, {"ok": True})
         elif op == "announce":
             info = {k: v for k, v in request.items() if k not in ("v", "op") and isinstance(v, (str, int, float))}
             with self._lock:

@@ -41,6 +41,9 @@ def build_parser() -> ArgParser:
                         help=f"built-in target to run (repeatable): {', '.join(targets_mod.BUILT_INS)}")
     parser.add_argument("--agent", action="append", default=[], metavar="COMMAND",
                         help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)")
+    parser.add_argument("--scenario", default="kill-mid-tool", choices=list(suite.SCENARIOS),
+                        help="the scenario --agent targets run (default kill-mid-tool; built-in targets "
+                        "have their own); resume-after-approval runs COMMAND start/approve/recover")
     parser.add_argument("--point", action="append", default=[], choices=suite.all_points(),
                         help="fault point (repeatable; default: every point of each scenario)")
     parser.add_argument("--json", action="store_true", help='print {"schema": 1, "results": [...]}')
@@ -81,7 +84,7 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
         chosen.extend(built_in.variants)
     for command in args.agent:
         try:
-            chosen.append(targets_mod.agent(command))
+            chosen.append(targets_mod.agent(command, args.scenario))
         except ValueError as exc:
             raise UsageError(f"--agent {command!r}: {exc}") from None
     if args.repeat < 1:

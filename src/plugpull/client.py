@@ -87,6 +87,19 @@ def call_store(method: str, session: str, **args: Any) -> Any:
     return _request({"op": "store", "method": method, "session": session, **args})["result"]
 
 
+def gate() -> None:
+    """Wait at plugpull's start line, then return: call it right before the racing call.
+
+    In ``resume-after-approval``'s ``racing-resumers``, plugpull starts N ``approve``
+    processes and answers their ``gate()`` calls together once all N are waiting, so their
+    approvals race for real instead of being spread out by N framework imports. Outside
+    that point (and outside a plugpull run) it returns at once.
+    """
+    if not os.environ.get(SOCKET_ENV):
+        return
+    _request({"op": "gate"})
+
+
 def announce(**info: str | int | float) -> None:
     """Tell the harness facts read inside this process (framework and version, options).
 

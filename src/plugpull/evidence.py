@@ -106,3 +106,44 @@ class StoreEvidence:
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))
+
+
+@dataclass
+class ApprovalRun:
+    """One ``approve`` or ``recover`` process of resume-after-approval."""
+
+    outcome: Outcome
+    effect_calls: int = 0  # record_effect calls made from this process's group (the tool ran)
+
+
+@dataclass
+class ApprovalEvidence:
+    """resume-after-approval at one point: start (runs to the pause), approvals, maybe a recover."""
+
+    point: str
+    start: Outcome
+    start_calls: int = 0  # record_effect calls during start: a tool that waits for approval makes none
+    # A fault-free start + approve (approve-elsewhere) of the same target: the effects one run owes.
+    clean: ApprovalEvidence | None = None
+    approvals: list[ApprovalRun] = field(default_factory=list)  # in the order they were started
+    counts_after_first: dict[str, int] = field(default_factory=dict)  # double-resume: after approval 1
+    racers: int = 0  # racing-resumers: approvers started at once
+    gated: int | None = None  # racing-resumers: approvers waiting at plugpull's gate when it opened
+    proof: KillProof | None = None  # killed-*: the kill of the approving process
+    held_name: str | None = None
+    recover: ApprovalRun | None = None  # killed-*: None when not run (the kill was not proven)
+    counts: dict[str, int] = field(default_factory=dict)  # effects per name at the end
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    timeout: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return _strip_output(asdict(self))
+
+
+def _strip_output(data: Any) -> Any:
+    """Evidence without process output, at any depth (output is shown under the line, once)."""
+    if isinstance(data, dict):
+        return {k: _strip_output(v) for k, v in data.items() if k not in ("stdout", "stderr")}
+    if isinstance(data, list):
+        return [_strip_output(v) for v in data]
+    return data

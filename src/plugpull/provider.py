@@ -31,6 +31,7 @@ class EffectCall:
     name: str
     key: str | None
     pid: int | None  # the caller's pid from the socket's peer credentials
+    group: int | None = None  # the caller's process group when the call arrived (set by the channel)
     recorded: bool = False  # this call added an effect (False for a repeat of a known key)
     held_at: str | None = None  # the kill point at which it was held, if any
     answered: bool = False
@@ -43,6 +44,7 @@ class EffectCall:
             "name": self.name,
             "key": self.key,
             "pid": self.pid,
+            "group": self.group,
             "recorded": self.recorded,
             "held_at": self.held_at,
             "answered": self.answered,

@@ -19,6 +19,7 @@ from plugpull.targets import Target
 SCENARIOS = {
     "kill-mid-tool": "kill_mid_tool",
     "lost-session-write": "lost_session_write",
+    "resume-after-approval": "resume_after_approval",
 }
 
 

@@ -13,6 +13,8 @@ HOW:
 - floods: prints 40 MB to stdout and undecodable bytes to stderr, then calls (no key);
   resume does the same and exits 3.
 - hangs-on-resume: start calls the provider; resume never exits.
+- pause-no-gate: start pauses (no effect); approve refunds once per workdir without calling
+  plugpull.client.gate(), so racing approvers are never lined up.
 """
 
 import subprocess
@@ -52,5 +54,14 @@ elif how == "hangs-on-resume":
         print("resume is stuck", file=sys.stderr, flush=True)
         time.sleep(600)
     record_effect("charge")
+elif how == "pause-no-gate":
+    import os
+
+    if phase == "approve":
+        try:
+            os.mkdir(os.path.join(os.environ["PLUGPULL_WORKDIR"], "claimed"))
+        except FileExistsError:
+            sys.exit(3)
+        record_effect("charge")
 else:
     raise SystemExit(f"unknown HOW {how}")

@@ -24,6 +24,7 @@ class Settings:
     workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
     forks: Any = None  # a forkserver.ForkServers: fork `python -m` targets from a pre-imported server
+    racers: int = 5  # resume-after-approval, racing-resumers: approvers started at once
     # Runs done once per target and shared by every point and repeat with these settings: the
     # clean run of kill-mid-tool, the probe of lost-session-write.
     _once: dict = field(default_factory=dict, repr=False, compare=False)

@@ -16,68 +16,22 @@ from pathlib import Path
 
 from plugpull import checks
 from plugpull.channel import Channel
-from plugpull.evidence import CleanRun, KillEvidence, KillProof
-from plugpull.process import Outcome, Running, group_of, kill_group, live_members
+from plugpull.evidence import CleanRun, KillEvidence
+from plugpull.process import Outcome, Running
 from plugpull.provider import POINTS
 from plugpull.results import Result
 from plugpull.scenarios import Settings, make_result, target_env, workdir
+from plugpull.scenarios.held_kill import kill_at_held_call
 from plugpull.targets import Target
 
 NAME = "kill-mid-tool"
-POLL = 0.01
 
 __all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
 
 def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
     """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
-    if isinstance(running, Outcome):
-        ev.start = running
-        return
-    provider = channel.provider
-    deadline = time.monotonic() + timeout
-    while not provider.held_event.wait(POLL):
-        if running.poll() is not None or time.monotonic() > deadline:
-            break
-    call = provider.held
-    if call is not None:
-        caller_group = group_of(call.pid) if call.pid else None
-        held_open = call.closed_at is None
-        sent = time.monotonic()
-        kill_group(running.pgid)
-        running.wait_reaped()
-        while call.closed_at is None and time.monotonic() - sent < 2 * checks.CLOSE_AFTER_KILL_LIMIT:
-            time.sleep(POLL)
-        closed = None if call.closed_at is None else call.closed_at - sent
-        ev.proof = KillProof(
-            group=running.pgid,
-            caller_pid=call.pid,
-            caller_group=caller_group,
-            held_open_at_kill=held_open,
-            closed_after_kill=closed,
-            survivors=wait_group_gone(running.pgid),
-        )
-        ev.held_name = call.name
-        if caller_group is not None and caller_group != running.pgid and call.pid:
-            # The caller escaped the group (setsid); it is still the target's process, so
-            # it goes too: nothing of a target outlives its phase.
-            kill_group(caller_group)
-    elif running.poll() is None:
-        running.outcome.timed_out = True
-        kill_group(running.pgid)
-        running.wait_reaped()
-    kill_group(running.pgid)
-    ev.start = running.finish()
-    ev.counts_at_kill = provider.counts()
-
-
-def wait_group_gone(pgid: int, limit: float = 1.0) -> list[int]:
-    """Live members of ``pgid`` still there after up to ``limit`` seconds (SIGKILL is async)."""
-    deadline = time.monotonic() + limit
-    while True:
-        left = live_members(pgid)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(POLL)
+    killed = kill_at_held_call(channel, running, timeout)
+    ev.start, ev.proof, ev.held_name, ev.counts_at_kill = killed.outcome, killed.proof, killed.held_name, killed.counts_at_kill
 
 
 def run(target: Target, points: list[str], settings: Settings) -> list[Result]:

@@ -126,12 +126,88 @@ _AGENT_FRAMEWORK = BuiltIn(
     ),
 )
 
-BUILT_INS: dict[str, BuiltIn] = {b.name: b for b in (_LANGGRAPH, _OPENAI_AGENTS, _AGENT_FRAMEWORK)}
+# resume-after-approval. LangGraph docs, "Interrupts": on resume the node that called
+# interrupt() runs again from its start, and nothing claims a pending interrupt, so side
+# effects after an approval must be idempotent; langchain-ai/langgraph#6663 shows one interrupt
+# resumed twice with different values.
+LANGGRAPH_INTERRUPTS = "https://docs.langchain.com/oss/python/langgraph/interrupts"
+LANGGRAPH_6663 = "https://github.com/langchain-ai/langgraph/issues/6663"
+
+_LANGGRAPH_APPROVAL = BuiltIn(
+    name="langgraph-approval",
+    module="langgraph",
+    extra="langgraph",
+    variants=tuple(
+        Target(
+            name="langgraph-approval",
+            argv=python_module("plugpull.targets.langgraph_approval", "--durability", durability),
+            framework="langgraph",
+            options={"durability": durability},
+            scenario="resume-after-approval",
+            notes={
+                "racing-resumers": f"LangGraph does not claim a pending interrupt; every Command(resume=...) "
+                f"re-runs the node ({LANGGRAPH_INTERRUPTS}; {LANGGRAPH_6663})",
+                "killed-after-effect": f"the node that called interrupt() runs again from its start on resume: "
+                f"{LANGGRAPH_INTERRUPTS}",
+            },
+        )
+        for durability in ("sync", "async")
+    ),
+)
+
+# The SDK docs ("Human-in-the-loop") make RunState the durable record of a pause; it carries no
+# claim, so the same saved state can be approved and run any number of times.
+OPENAI_AGENTS_HITL = "https://openai.github.io/openai-agents-python/human_in_the_loop/"
+
+_OPENAI_AGENTS_APPROVAL = BuiltIn(
+    name="openai-agents-approval",
+    module="agents",
+    extra="openai-agents",
+    variants=(
+        Target(
+            name="openai-agents-approval",
+            argv=python_module("plugpull.targets.openai_agents_approval"),
+            framework="openai-agents",
+            scenario="resume-after-approval",
+            notes={
+                point: f"a saved RunState carries no claim: every restore of it runs the approved tool ({OPENAI_AGENTS_HITL})"
+                for point in ("double-resume", "racing-resumers", "killed-after-effect")
+            },
+        ),
+    ),
+)
+
+# FastAIAgent documents an atomic claim of the pending approval (AlreadyResumed for the loser)
+# and crash recovery that re-invokes the saved tool (Agent.aresume docstring, 1.94.0).
+_FASTAIAGENT = BuiltIn(
+    name="fastaiagent",
+    module="fastaiagent",
+    extra="fastaiagent",
+    variants=(
+        Target(
+            name="fastaiagent",
+            argv=python_module("plugpull.targets.fastaiagent_approval"),
+            framework="fastaiagent",
+            scenario="resume-after-approval",
+            notes={
+                point: "the approval's claim is taken before the tool runs and a crash cannot give it back: "
+                "resume(id) says 'pass resume_value', resume(id, Resume) says AlreadyResumed "
+                "(Agent.aresume docstring promises crash recovery re-invokes the tool)"
+                for point in ("killed-before-effect", "killed-after-effect")
+            },
+        ),
+    ),
+)
+
+BUILT_INS: dict[str, BuiltIn] = {
+    b.name: b
+    for b in (_LANGGRAPH, _OPENAI_AGENTS, _AGENT_FRAMEWORK, _LANGGRAPH_APPROVAL, _OPENAI_AGENTS_APPROVAL, _FASTAIAGENT)
+}
 
 
-def agent(command: str) -> Target:
-    """A user's agent from ``--agent COMMAND`` (split like a POSIX shell would)."""
+def agent(command: str, scenario: str = "kill-mid-tool") -> Target:
+    """A user's agent from ``--agent COMMAND`` (split like a POSIX shell would), run under ``scenario``."""
     argv = shlex.split(command)
     if not argv:
         raise ValueError("--agent needs a command, e.g. --agent \"python my_agent.py\"")
-    return Target(name="agent", argv=tuple(argv))
+    return Target(name="agent", argv=tuple(argv), scenario=scenario)

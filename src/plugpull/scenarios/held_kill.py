@@ -1,0 +1,85 @@
+"""The held-call kill: SIGKILL a phase's process group while the provider holds its effect call.
+
+One implementation of the kill and of the evidence its proof needs, shared by every scenario
+that kills a tool mid-effect (kill-mid-tool kills ``start``; resume-after-approval kills
+``approve``). The proof itself is checks.prove_held_kill's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from plugpull import checks
+from plugpull.channel import Channel
+from plugpull.evidence import KillProof
+from plugpull.process import Outcome, Running, group_of, kill_group, live_members
+
+POLL = 0.01
+
+
+@dataclass
+class HeldKill:
+    """What happened to one phase aimed at a held call: how it ended, and the kill's proof."""
+
+    outcome: Outcome
+    proof: KillProof | None = None  # None: no call was ever held
+    held_name: str | None = None
+    counts_at_kill: dict[str, int] = field(default_factory=dict)
+
+
+def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: float) -> HeldKill:
+    """Wait for a held call, the phase's exit, or the timeout; kill the phase's group.
+
+    When a call is held: read the caller's process group from the OS (the caller's pid came
+    from SO_PEERCRED), note the call was still held, SIGKILL the group, reap the leader, time
+    how long the held connection took to close, and list live group members left behind.
+    """
+    if isinstance(running, Outcome):
+        return HeldKill(outcome=running)
+    provider = channel.provider
+    deadline = time.monotonic() + timeout
+    while not provider.held_event.wait(POLL):
+        if running.poll() is not None or time.monotonic() > deadline:
+            break
+    call = provider.held
+    proof, held_name = None, None
+    if call is not None:
+        # Read before the kill: after it the pid is gone.
+        caller_group = group_of(call.pid) if call.pid else None
+        held_open = call.closed_at is None
+        sent = time.monotonic()
+        kill_group(running.pgid)
+        running.wait_reaped()
+        while call.closed_at is None and time.monotonic() - sent < 2 * checks.CLOSE_AFTER_KILL_LIMIT:
+            time.sleep(POLL)
+        closed = None if call.closed_at is None else call.closed_at - sent
+        proof = KillProof(
+            group=running.pgid,
+            caller_pid=call.pid,
+            caller_group=caller_group,
+            held_open_at_kill=held_open,
+            closed_after_kill=closed,
+            survivors=wait_group_gone(running.pgid),
+        )
+        held_name = call.name
+        if caller_group is not None and caller_group != running.pgid and call.pid:
+            # The caller escaped the group (setsid); it is still the target's process, so
+            # it goes too: nothing of a target outlives its phase.
+            kill_group(caller_group)
+    elif running.poll() is None:
+        running.outcome.timed_out = True
+        kill_group(running.pgid)
+        running.wait_reaped()
+    kill_group(running.pgid)
+    return HeldKill(outcome=running.finish(), proof=proof, held_name=held_name, counts_at_kill=provider.counts())
+
+
+def wait_group_gone(pgid: int, limit: float = 1.0) -> list[int]:
+    """Live members of ``pgid`` still there after up to ``limit`` seconds (SIGKILL is async)."""
+    deadline = time.monotonic() + limit
+    while True:
+        left = live_members(pgid)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(POLL)

@@ -1,0 +1,169 @@
+"""resume-after-approval: a paused run's approval, given elsewhere, twice, by racers, or killed.
+
+A target's tool asks for approval before its side effect (``record_effect`` comes after the
+approval). ``COMMAND start`` runs to the pause and exits 0 with no effect; everything after it
+happens in new processes that have only the framework's store (docs/agent-protocol.md):
+
+- ``approve-elsewhere``: one ``COMMAND approve``: exactly 1 effect.
+- ``double-resume``: ``approve``, then ``approve`` again: the second is refused (exit 3) or a
+  no-op, and does not run the tool.
+- ``racing-resumers``: N ``approve`` processes (Settings.racers, default 5) released together
+  from plugpull's gate: exactly one runs the tool; 1 effect.
+- ``killed-before-effect`` / ``killed-after-effect``: ``approve`` is SIGKILLed while the provider
+  holds the approved tool's effect call (the held-call kill and proof kill-mid-tool uses), then
+  ``COMMAND recover`` must finish the run through the framework's public API: 1 effect.
+
+Every point but approve-elsewhere first needs a fault-free start + approve of the same target to
+pass (cached per target and settings): it names the effects a run owes, and without it a
+refusal or a crash would prove nothing. Gathers evidence only; the verdicts are
+checks.judge_resume_after_approval's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from plugpull import checks
+from plugpull.channel import Channel
+from plugpull.evidence import ApprovalEvidence, ApprovalRun
+from plugpull.process import Outcome, Running
+from plugpull.results import Result
+from plugpull.scenarios import Settings, make_result, target_env, workdir
+from plugpull.scenarios.held_kill import POLL, kill_at_held_call
+from plugpull.targets import Target
+
+NAME = "resume-after-approval"
+POINTS = ("approve-elsewhere", "double-resume", "racing-resumers", "killed-before-effect", "killed-after-effect")
+
+__all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
+
+
+def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
+    return [run_point(target, point, settings) for point in points]
+
+
+def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
+    """Run resume-after-approval at ``point`` against ``target`` and judge it."""
+    if point not in POINTS:
+        raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
+    settings = settings or Settings()
+    began = time.monotonic()
+    ev = ApprovalEvidence(point=point, start=Outcome(argv=[]), timeout=settings.timeout)
+    announced: list[dict] = []
+    kept = None
+    if point != "approve-elsewhere":
+        ev.clean, announced = clean_approval(target, settings)
+    if point == "approve-elsewhere" or checks.check_clean_approval(ev) is None:
+        announced, kept = run_faulted(target, point, settings, ev)
+    judgement = checks.judge_resume_after_approval(ev)
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown(ev, judgement.show), kept)
+
+
+def shown(ev: ApprovalEvidence, phase: str) -> Outcome | None:
+    """The process whose output belongs under the line."""
+    if phase == "start":
+        return ev.start
+    if phase == "recover":
+        return ev.recover.outcome if ev.recover else None
+    if phase == "approve" and ev.approvals:
+        crashed = [r for r in ev.approvals if r.outcome.returncode not in (0, checks.REFUSED_EXIT)]
+        ran = [r for r in ev.approvals if r.effect_calls]
+        return (crashed or ran or ev.approvals)[-1].outcome
+    return None
+
+
+def clean_approval(target: Target, settings: Settings) -> tuple[ApprovalEvidence, list[dict]]:
+    """start + approve with no fault, once per target and settings (repeats and points share it)."""
+
+    def run_clean() -> tuple[ApprovalEvidence, list[dict]]:
+        clean = ApprovalEvidence(point="approve-elsewhere", start=Outcome(argv=[]), timeout=settings.timeout)
+        announced, _ = run_faulted(target, "approve-elsewhere", replace(settings, keep_workdir=False), clean)
+        return clean, announced
+
+    return settings.once((NAME, target.argv, settings.cwd), run_clean)
+
+
+def run_faulted(target: Target, point: str, settings: Settings, ev: ApprovalEvidence) -> tuple[list[dict], Path | None]:
+    """Run start to its pause, then the point's approvals (and recover); fill ``ev``."""
+    spawned: list[Running | Outcome] = []
+
+    def spawn(phase: str) -> Running | Outcome:
+        running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
+        spawned.append(running)
+        return running
+
+    def finish(running: Running | Outcome, timeout: float | None = None) -> ApprovalRun:
+        outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout if timeout is None else timeout)
+        return ApprovalRun(outcome=outcome, effect_calls=calls_from(channel, running))
+
+    try:
+        with workdir(settings) as path, Channel() as channel:
+            env = target_env(channel, path)
+            channel.phase = "start"
+            ev.start = finish(spawn("start")).outcome
+            ev.start_calls = len(channel.provider.calls)
+            if checks.check_paused(ev) is None:
+                if point == "approve-elsewhere":
+                    channel.phase = "approve"
+                    ev.approvals = [finish(spawn("approve"))]
+                elif point == "double-resume":
+                    channel.phase = "approve-1"
+                    ev.approvals = [finish(spawn("approve"))]
+                    ev.counts_after_first = channel.provider.counts()
+                    channel.phase = "approve-2"
+                    ev.approvals.append(finish(spawn("approve")))
+                elif point == "racing-resumers":
+                    race(channel, spawn, finish, ev, settings)
+                else:
+                    killed_approval(channel, spawn, finish, ev, point.removeprefix("killed-"), settings)
+            ev.counts = channel.provider.counts()
+            ev.calls = [c.to_dict() for c in channel.provider.calls]
+            return list(channel.announced), (path if settings.keep_workdir else None)
+    finally:
+        # On an interrupt (or a harness bug) nothing of the target may outlive the run.
+        for running in spawned:
+            if isinstance(running, Running) and running.poll() is None:
+                running.kill()
+
+
+def calls_from(channel: Channel, running: Running | Outcome) -> int:
+    """record_effect calls made from ``running``'s process group (its tool ran)."""
+    if isinstance(running, Outcome):
+        return 0
+    return sum(1 for c in channel.provider.calls if c.group == running.pgid)
+
+
+def race(channel: Channel, spawn, finish, ev: ApprovalEvidence, settings: Settings) -> None:
+    """Start N approvers; open the gate when all N wait at it (or when no one else can come)."""
+    n = ev.racers = settings.racers
+    channel.phase = "race"
+    channel.gate.arm(n)
+    racers = [spawn("approve") for _ in range(n)]
+    deadline = time.monotonic() + settings.timeout
+    while channel.gate.released_with is None:
+        alive = sum(1 for r in racers if isinstance(r, Running) and r.poll() is None)
+        # Everyone still alive is waiting at the gate and no one else will come: give up.
+        if alive <= channel.gate.count() or time.monotonic() > deadline:
+            channel.gate.release()
+            break
+        time.sleep(POLL)
+    ev.gated = channel.gate.released_with
+    remaining = max(1.0, deadline - time.monotonic())
+    ev.approvals = [finish(r, remaining) for r in racers]
+
+
+def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_point: str, settings: Settings) -> None:
+    """approve with the provider holding the tool's effect call at ``kill_point``; kill; recover."""
+    channel.phase = "approve"
+    channel.provider.arm(kill_point)
+    running = spawn("approve")
+    killed = kill_at_held_call(channel, running, settings.timeout)
+    ev.approvals = [ApprovalRun(outcome=killed.outcome, effect_calls=calls_from(channel, running))]
+    ev.proof, ev.held_name = killed.proof, killed.held_name
+    if checks.prove_held_kill("approve", killed.outcome, killed.proof, bool(channel.provider.calls), kill_point,
+                              settings.timeout) is None:
+        channel.provider.arm(None)
+        channel.phase = "recover"
+        ev.recover = finish(spawn("recover"))

@@ -1,0 +1,116 @@
+"""A FastAIAgent refund agent whose tool asks for approval: the built-in `fastaiagent-approval` target.
+
+    python -m plugpull.targets.fastaiagent_approval start|approve|recover
+
+A real ``Agent(checkpointer=SQLiteCheckpointer())`` whose store is
+$PLUGPULL_WORKDIR/local.db (FASTAIAGENT_LOCAL_DB), an offline ``fastaiagent.testing.FunctionModel``
+that decides from the conversation, and a refund tool that calls ``interrupt()`` and, once
+approved, ``record_effect("refund")`` with no key (the framework's own behaviour shows).
+
+What FastAIAgent documents (``Agent.aresume`` docstring, fastaiagent 1.94.0): resuming an
+interrupted run with ``resume_value=Resume(...)`` "atomically claims" the pending row, and
+"concurrent resumers / second clicks of Approve see AlreadyResumed"; a crash at a tool
+boundary is resumed with ``resume(execution_id)`` and the saved tool is re-invoked.
+
+start:   ``agent.run(...)`` pauses; the execution id goes to $PLUGPULL_WORKDIR/execution_id.
+approve: ``agent.resume(id, resume_value=Resume(approved=True))``; ``AlreadyResumed`` exits 3.
+recover: crash recovery as documented, ``agent.resume(id)``; when the framework answers that
+         the run is suspended on ``interrupt()`` and asks for a ``Resume``, the approval the
+         human gave is passed again. Exit 0 when the run finished, 4 when every public way
+         was refused (the last stderr line names what the framework said).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from plugpull.client import WORKDIR_ENV, announce, gate, record_effect
+
+REFUSED, STUCK = 3, 4
+ORDER = "A-1001"
+
+
+def log(message: str) -> None:
+    print(f"fastaiagent_approval: {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or argv[0] not in ("start", "approve", "recover"):
+        print("usage: python -m plugpull.targets.fastaiagent_approval {start,approve,recover}", file=sys.stderr)
+        return 2
+    phase = argv[0]
+    workdir = Path(os.environ.get(WORKDIR_ENV, "."))
+    # The framework's store (checkpoints, pending interrupts, traces) lives in the workdir.
+    # Set before the import: FastAIAgent reads it into its config.
+    os.environ["FASTAIAGENT_LOCAL_DB"] = str(workdir / "local.db")
+    # FastAIAgent also writes ./.fastaiagent/config.toml (its project id) in the working
+    # directory on first use; run there so nothing lands outside the workdir.
+    os.chdir(workdir)
+
+    import importlib.metadata
+
+    from fastaiagent import AlreadyResumed, Agent, Resume, SQLiteCheckpointer, interrupt, tool
+    from fastaiagent._internal.errors import ChainCheckpointError
+    from fastaiagent.testing import FunctionModel
+
+    announce(framework="fastaiagent", version=importlib.metadata.version("fastaiagent"))
+
+    def responder(messages):
+        # Ask for the refund until the conversation holds the tool's result, like a real LLM.
+        if any(str(getattr(m, "role", "")).endswith("tool") for m in messages):
+            return f"Refund for order {ORDER} is done."
+        return "", [{"name": "refund", "arguments": {"order_id": ORDER}}]
+
+    @tool
+    def refund(order_id: str) -> str:
+        """Refund an order at the payment provider, once a human approves."""
+        answer = interrupt("refund needs approval", {"order_id": order_id})
+        if not answer.approved:
+            return f"refund of {order_id} rejected"
+        record_effect("refund")  # plugpull: the side effect, after the approval
+        return f"refunded order {order_id}"
+
+    agent = Agent(name="refunds", llm=FunctionModel(responder), tools=[refund], checkpointer=SQLiteCheckpointer())
+    id_file = workdir / "execution_id"
+
+    if phase == "start":
+        result = agent.run(f"Please refund order {ORDER}.")
+        if result.status != "paused":
+            log(f"start did not pause for approval (status {result.status})")
+            return 1
+        id_file.write_text(result.execution_id)
+        log(f"paused for approval: {result.pending_interrupt}")
+        return 0
+    execution_id = id_file.read_text()
+    if phase == "approve":
+        gate()  # plugpull: racing approvers are released together here
+        try:
+            result = agent.resume(execution_id, resume_value=Resume(approved=True))
+        except AlreadyResumed as exc:
+            log(f"AlreadyResumed: {exc}")
+            return REFUSED
+        log(f"{result.status}: {result.output}")
+        return 0 if result.status == "completed" else 1
+    # recover
+    try:
+        result = agent.resume(execution_id)
+    except ChainCheckpointError as plain:
+        log(f"resume(id) raised {type(plain).__name__}: {plain}")
+        try:
+            result = agent.resume(execution_id, resume_value=Resume(approved=True))
+        except AlreadyResumed as again:
+            log(f"resume(id, Resume(approved=True)) raised AlreadyResumed: {again}")
+            log(f"{type(plain).__name__} without Resume; AlreadyResumed with Resume(approved=True)")
+            return STUCK
+    except AlreadyResumed as exc:
+        log(f"AlreadyResumed: {exc}")
+        return STUCK
+    log(f"{result.status}: {result.output}")
+    return 0 if result.status == "completed" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

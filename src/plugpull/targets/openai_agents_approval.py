@@ -1,0 +1,103 @@
+"""An OpenAI Agents SDK refund app with a tool that needs approval: the `openai-agents-approval` target.
+
+    python -m plugpull.targets.openai_agents_approval start|approve|recover
+
+What the SDK docs ("Human-in-the-loop": long-running approvals) say an app does: the run
+pauses on ``function_tool(needs_approval=True)``; the app saves ``result.to_state().to_json()``
+and exits; later, another process restores it with ``await RunState.from_json(agent, saved)``,
+calls ``state.approve(interruption)`` and ``Runner.run(agent, state)``. The refund tool calls
+``record_effect("refund")`` with no key, so the SDK's own behaviour shows. The scripted offline
+model is the one of plugpull.targets.openai_agents_app (it decides from the conversation).
+
+start:   run to the approval; save the paused state to $PLUGPULL_WORKDIR/paused.json; exit 0.
+approve: restore paused.json, approve, save the approved state to approved.json (so a crash
+         after the approval can be recovered), run to the end. The SDK keeps no record of a
+         resumed state and raises nothing like "already resumed", so this never exits 3.
+recover: restore approved.json and run it again (the SDK's only way to continue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import sys
+from pathlib import Path
+
+from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents.run_state import RunState
+
+from plugpull.client import announce, gate, record_effect
+from plugpull.targets.openai_agents_app import ORDER, ScriptedModel, workdir
+
+PAUSED, APPROVED = "paused.json", "approved.json"
+
+
+def log(message: str) -> None:
+    print(f"openai_agents_approval: {message}", file=sys.stderr, flush=True)
+
+
+@function_tool(needs_approval=True)
+def refund(order: str) -> str:
+    """Refund an order (a human approves first)."""
+    record_effect("refund")  # plugpull: the side effect, after the approval
+    return f"refunded {order}"
+
+
+def build_agent() -> Agent:
+    return Agent(name="Refunds", instructions="Refund the order the user names.", model=ScriptedModel(), tools=[refund])
+
+
+def save(state: RunState, path: Path) -> None:
+    path.write_text(json.dumps(state.to_json()))
+
+
+async def start(agent: Agent, where: Path) -> int:
+    result = await Runner.run(agent, f"Refund order {ORDER}, please.")
+    if len(result.interruptions) != 1:
+        log(f"expected one approval interruption, got {len(result.interruptions)}")
+        return 1
+    save(result.to_state(), where / PAUSED)
+    log(f"paused for approval of {result.interruptions[0].name}")
+    return 0
+
+
+async def approve(agent: Agent, where: Path) -> int:
+    state = await RunState.from_json(agent, json.loads((where / PAUSED).read_text()))
+    interruptions = state.get_interruptions()
+    if not interruptions:
+        log("the saved state has nothing to approve")
+        return 1
+    for item in interruptions:
+        state.approve(item)
+    save(state, where / APPROVED)
+    gate()  # plugpull: racing approvers are released together here
+    result = await Runner.run(agent, state)
+    log(f"done: {result.final_output}")
+    return 0
+
+
+async def recover(agent: Agent, where: Path) -> int:
+    path = where / APPROVED
+    if not path.exists():
+        log(f"nothing to recover: no {APPROVED}")
+        return 1
+    state = await RunState.from_json(agent, json.loads(path.read_text()))
+    result = await Runner.run(agent, state)
+    log(f"done: {result.final_output}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    phases = {"start": start, "approve": approve, "recover": recover}
+    if len(argv) != 1 or argv[0] not in phases:
+        print("usage: python -m plugpull.targets.openai_agents_approval {start,approve,recover}", file=sys.stderr)
+        return 2
+    set_tracing_disabled(True)
+    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))
+    return asyncio.run(phases[argv[0]](build_agent(), workdir()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""A tiny fake framework with approval pauses, for resume-after-approval.
+
+    python approval_framework.py HOW start|approve|recover
+
+start writes the run ($PLUGPULL_WORKDIR/run.json, with an idempotency key drawn once) and a
+pending-approval file, and exits 0 with no effect. approve claims the pending approval by
+renaming it (atomic on one filesystem: exactly one renamer wins), runs the tool
+(record_effect("refund", key=the run's key)) and marks the run done; a lost claim exits 3.
+recover re-runs the tool of a claimed, unfinished run with the same key.
+
+HOW is "correct" or one way to break a boundary:
+- in-memory: the pause is never written down, so another process finds nothing to approve;
+- no-claim: approve never claims the pause (a second approval runs the tool again);
+- racy-claim: check, then claim later (sequential approvals are refused, racing ones are not);
+- no-key: the tool calls without a key (recovery after the effect refunds again);
+- stuck: recover refuses a claimed run ("already resumed"), as a framework whose claim
+  cannot be taken back would.
+"""
+
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from plugpull.client import gate, record_effect
+
+how, phase = sys.argv[1], sys.argv[2]
+workdir = Path(os.environ["PLUGPULL_WORKDIR"])
+run_file, pending, claimed, done = (workdir / n for n in ("run.json", "pending", "claimed", "done"))
+REFUSED = 3
+
+
+def refuse(why: str) -> None:
+    print(f"refused: {why}", file=sys.stderr)
+    sys.exit(REFUSED)
+
+
+def tool() -> None:
+    key = None if how == "no-key" else json.loads(run_file.read_text())["key"]
+    record_effect("refund", key=key)
+    done.write_text("done")
+
+
+if phase == "start":
+    run_file.write_text(json.dumps({"key": uuid.uuid4().hex}))
+    if how != "in-memory":
+        pending.write_text("refund needs approval")
+    print("paused for approval")
+elif phase == "approve":
+    gate()
+    if how == "no-claim":
+        if not run_file.exists():
+            refuse("no paused run")
+    elif how == "racy-claim":
+        if not pending.exists():
+            refuse("already resumed")
+        time.sleep(0.3)
+        claimed.write_text("claimed")
+        pending.unlink(missing_ok=True)
+    else:
+        try:
+            os.rename(pending, claimed)
+        except FileNotFoundError:
+            refuse("already resumed (no pending approval to claim)")
+    tool()
+elif phase == "recover":
+    if done.exists():
+        print("nothing to do: the run is finished")
+    elif how == "stuck":
+        refuse("already resumed: the approval was claimed and cannot be resumed again")
+    elif not claimed.exists() and how != "no-claim":
+        refuse("no approved run to recover")
+    else:
+        tool()
+else:
+    raise SystemExit(f"unknown phase {phase}")

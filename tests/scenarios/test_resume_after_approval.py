@@ -1,0 +1,58 @@
+"""resume-after-approval on a tiny fake framework: real processes, a real gate, a real SIGKILL."""
+
+import signal
+
+import pytest
+
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.resume_after_approval import POINTS, run_point
+
+# One Settings for the module: each target's clean approval is run once and shared.
+SETTINGS = Settings(timeout=30)
+
+# What each way of building the framework gets at each boundary (the fake's docstring).
+TABLE = {
+    "correct": ["PASS", "PASS", "PASS", "PASS", "PASS"],
+    "in-memory": ["FAIL", "ERROR", "ERROR", "ERROR", "ERROR"],
+    "no-claim": ["PASS", "FAIL", "FAIL", "PASS", "PASS"],
+    "racy-claim": ["PASS", "PASS", "FAIL", "PASS", "PASS"],
+    "no-key": ["PASS", "PASS", "PASS", "PASS", "FAIL"],
+    "stuck": ["PASS", "PASS", "PASS", "FAIL", "FAIL"],
+}
+
+
+@pytest.mark.parametrize("how, point", [(h, p) for h in TABLE for p in POINTS])
+def test_each_framework_gets_its_verdict_at_each_boundary(approval_framework, how, point):
+    result = run_point(approval_framework(how), point, SETTINGS)
+    assert result.verdict.value == TABLE[how][POINTS.index(point)], result.message
+
+
+def test_racing_approvers_all_wait_at_the_gate_and_exactly_one_runs_the_tool(approval_framework):
+    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS)
+    ev = result.evidence
+    assert ev["gated"] == ev["racers"] == 5
+    assert sorted(a["effect_calls"] for a in ev["approvals"]) == [0, 0, 0, 0, 1]
+    assert sorted(a["outcome"]["returncode"] for a in ev["approvals"]) == [0, 3, 3, 3, 3]
+
+
+def test_a_killed_approval_is_proven_before_recover_runs(approval_framework):
+    result = run_point(approval_framework("correct"), "killed-after-effect", SETTINGS)
+    ev = result.evidence
+    assert ev["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
+    assert ev["proof"]["caller_group"] == ev["proof"]["group"]
+    assert ev["recover"]["outcome"]["returncode"] == 0 and ev["counts"] == {"refund": 1}
+
+
+def test_a_stuck_run_says_what_the_framework_said(approval_framework):
+    result = run_point(approval_framework("stuck"), "killed-before-effect", SETTINGS)
+    assert result.message.startswith("stuck: the run can no longer be finished: recover refused (exit 3): "
+                                     "refused: already resumed")
+    assert "effect lost: the provider saw 0 refund" in result.message
+
+
+def test_approvers_that_never_call_the_gate_prove_no_race(misbehaving):
+    # misbehaving "pause-no-gate" pauses and approves correctly but never calls gate().
+    result = run_point(misbehaving("pause-no-gate"), "racing-resumers", Settings(timeout=10, racers=2))
+    assert result.verdict is Verdict.ERROR
+    assert result.message.startswith("only 0 of 2 approvers were waiting at plugpull's gate")

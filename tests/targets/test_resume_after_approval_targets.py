@@ -1,0 +1,81 @@
+"""resume-after-approval on the real frameworks at their default pins: real stores, real SIGKILL.
+
+Built-in targets are forked from a pre-imported server (the framework import is paid once per
+module), so the five boundaries of four targets fit the test budget.
+"""
+
+import signal
+
+import pytest
+
+from plugpull.forkserver import ForkServers
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.resume_after_approval import POINTS, run_point
+from plugpull.targets import BUILT_INS
+
+
+@pytest.fixture(scope="module")
+def settings():
+    forks = ForkServers()
+    yield Settings(timeout=60, forks=forks)
+    forks.close()
+
+
+def verdicts(name, settings, points=POINTS):
+    if not BUILT_INS[name].installed():
+        pytest.skip(f"{BUILT_INS[name].module} is not installed")
+    return {
+        (target.options.get("durability"), point): run_point(target, point, settings)
+        for target in BUILT_INS[name].variants
+        for point in points
+    }
+
+
+def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(settings):
+    results = verdicts("langgraph-approval", settings)
+    for durability in ("sync", "async"):
+        line = {point: results[(durability, point)] for point in POINTS}
+        assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
+        # A second Command(resume=...) after the run finished runs nothing.
+        assert line["double-resume"].message.startswith("the second approval was a no-op")
+        racing = line["racing-resumers"]
+        assert racing.verdict is Verdict.FAIL and racing.evidence["gated"] == 5
+        assert racing.evidence["counts"]["refund"] >= 2
+        assert line["killed-before-effect"].verdict is Verdict.PASS, line["killed-before-effect"].message
+        after = line["killed-after-effect"]
+        assert after.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
+        assert after.message.startswith("effect duplicated: the provider saw 2 refund")
+
+
+def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_state(settings):
+    results = verdicts("openai-agents-approval", settings)
+    line = {point: results[(None, point)] for point in POINTS}
+    assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
+    assert line["double-resume"].message.startswith(
+        "the second approval ran the approved tool again (exit code 0); effect duplicated: the provider saw 2 refund")
+    assert line["racing-resumers"].message.startswith("5 of 5 approvers ran the approved tool")
+    assert line["killed-before-effect"].verdict is Verdict.PASS, line["killed-before-effect"].message
+    assert line["killed-after-effect"].message.startswith("effect duplicated: the provider saw 2 refund")
+
+
+def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_run_stuck(settings):
+    results = verdicts("fastaiagent", settings)
+    line = {point: results[(None, point)] for point in POINTS}
+    assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
+    assert line["double-resume"].message.startswith("the second approval was refused (exit 3)")
+    racing = line["racing-resumers"].evidence
+    # The claim holds: one approver runs the tool. A loser may see AlreadyResumed or, while
+    # another holds SQLite's write lock, "database is locked" (a crash, so the verdict varies).
+    assert sorted(a["effect_calls"] for a in racing["approvals"]) == [0, 0, 0, 0, 1]
+    assert racing["counts"] == {"refund": 1}
+    for approval in racing["approvals"]:
+        assert approval["outcome"]["returncode"] in (0, 1, 3)
+    for point, effects in (("killed-before-effect", "effect lost: the provider saw 0 refund"),
+                           ("killed-after-effect", "the provider saw exactly 1 refund")):
+        result = line[point]
+        assert result.verdict is Verdict.FAIL
+        assert result.message.startswith("stuck: the run can no longer be finished: recover exit code 4: "
+                                         "fastaiagent_approval: ChainCheckpointError without Resume; "
+                                         "AlreadyResumed with Resume(approved=True)"), result.message
+        assert effects in result.message
