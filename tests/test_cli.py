@@ -134,3 +134,13 @@ def test_an_agent_runs_the_scenario_named_by_scenario(tmp_path):
     assert run.returncode == 0, run.stderr
     [result] = json.loads(run.stdout)["results"]
     assert (result["scenario"], result["point"], result["verdict"]) == ("resume-after-approval", "double-resume", "FAIL")
+
+
+def test_scenario_alone_selects_the_built_in_targets_made_for_it():
+    import argparse
+
+    from plugpull.cli import select_targets
+
+    args = argparse.Namespace(target=[], agent=[], scenario="lost-session-write", repeat=1, jobs=1,
+                              workdir=None, timeout=10.0)
+    assert {t.name for t in select_targets(args)} == {"openai-agents"}

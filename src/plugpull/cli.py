@@ -41,9 +41,9 @@ def build_parser() -> ArgParser:
                         help=f"built-in target to run (repeatable): {', '.join(targets_mod.BUILT_INS)}")
     parser.add_argument("--agent", action="append", default=[], metavar="COMMAND",
                         help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)")
-    parser.add_argument("--scenario", default="kill-mid-tool", choices=list(suite.SCENARIOS),
-                        help="the scenario --agent targets run (default kill-mid-tool; built-in targets "
-                        "have their own); resume-after-approval runs COMMAND start/approve/recover")
+    parser.add_argument("--scenario", default=None, choices=list(suite.SCENARIOS),
+                        help="the scenario --agent targets run (default kill-mid-tool; resume-after-approval "
+                        "runs COMMAND start/approve/recover); alone, the built-in targets made for it")
     parser.add_argument("--point", action="append", default=[], choices=suite.all_points(),
                         help="fault point (repeatable; default: every point of each scenario)")
     parser.add_argument("--json", action="store_true", help='print {"schema": 1, "results": [...]}')
@@ -70,6 +70,9 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
     if unknown:
         raise UsageError(f"unknown target {unknown[0]!r}; known targets: {', '.join(targets_mod.BUILT_INS)}")
     names = args.target or ([] if args.agent else list(targets_mod.BUILT_INS))
+    if args.scenario is not None and not args.target:
+        # `plugpull --scenario S` alone runs the built-in targets made for S.
+        names = [n for n in names if targets_mod.BUILT_INS[n].variants[0].scenario == args.scenario]
     for name in dict.fromkeys(names):
         built_in = targets_mod.BUILT_INS[name]
         if not built_in.installed():
@@ -84,7 +87,7 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
         chosen.extend(built_in.variants)
     for command in args.agent:
         try:
-            chosen.append(targets_mod.agent(command, args.scenario))
+            chosen.append(targets_mod.agent(command, args.scenario or "kill-mid-tool"))
         except ValueError as exc:
             raise UsageError(f"--agent {command!r}: {exc}") from None
     if args.repeat < 1:
