@@ -13,8 +13,8 @@ from typing import Any
 
 try:
     import tomllib
-except ModuleNotFoundError:  # Python 3.10: tomllib is 3.11+
-    tomllib = None  # type: ignore[assignment]
+except ModuleNotFoundError:  # Python 3.10: tomllib is 3.11+; tomli is the same parser, backported
+    import tomli as tomllib  # type: ignore[no-redef]
 
 FINDINGS_DIR = "findings"
 # A locked requirement: "name==version" (optionally "; marker"), then its hashes.
@@ -69,8 +69,6 @@ class Finding:
 
 def load_finding(directory: Path, root: Path) -> Finding:
     path = directory / "finding.toml"
-    if tomllib is None:
-        raise FindingError("reading finding.toml needs Python 3.11+ (tomllib)")
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
