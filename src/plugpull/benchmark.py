@@ -5,8 +5,8 @@
 Everything is measured in one run and reported as ratios against a baseline measured in the
 same run (this machine is shared and noisy; absolute times drift). Medians over ``--reps``:
 
-- bare: ``COMMAND start`` then ``COMMAND resume`` of each built-in target, no fault, the
-  provider answering every call (the least a target needs to run at all);
+- bare: ``COMMAND start`` then ``COMMAND resume`` (``approve`` for a paused run) of each built-in
+  target, no fault, the provider answering every call (the least a target needs to run at all);
 - through plugpull: one line of the target's scenario (its clean run or probe, the faulted
   start, the kill, the resume), cold;
 - forked: the same line with ``--fork-server`` (a warm server; its one-time import is excluded
@@ -41,11 +41,12 @@ def median_time(reps: int, run: Callable[[], object]) -> float:
 
 
 def bare_cycle(target: Target) -> None:
-    """start then resume, no fault, with only what the target needs to run (a channel)."""
+    """start then resume (approve, for a paused run), no fault, with only what the target needs (a channel)."""
     settings = Settings()
+    second = "approve" if target.scenario == "resume-after-approval" else "resume"
     with workdir(settings) as path, Channel(store=Store()) as channel:
         env = target_env(channel, path)
-        for phase in ("start", "resume"):
+        for phase in ("start", second):
             settings.spawn([*target.argv, phase], env=env, cwd=None).wait(300)
 
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--skip-suite", action="store_true")
+    parser.add_argument("--only-suite", action="store_true")
     args = parser.parse_args(argv)
 
     installed = [b for b in BUILT_INS.values() if b.installed()]
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("| target | bare start+resume | through plugpull (1 line) | ratio | forked line | cold/forked | server import |")
     print("|---|---|---|---|---|---|---|")
-    for b in installed:
+    for b in [] if args.only_suite else installed:
         target = b.variants[0]
         bare = median_time(args.reps, lambda: bare_cycle(target))
         cold = median_time(args.reps, lambda: one_line(target))
