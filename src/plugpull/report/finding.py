@@ -51,13 +51,17 @@ class Finding:
     title: str
     claim: str
     notebook: Path
-    framework: str  # the distribution whose version the results are about
-    target: str  # the built-in target the notebook breaks
+    framework: str  # the distribution whose version the results are about (the first, with several)
+    target: str  # the built-in target the notebook breaks (the first, with several)
     links: dict[str, Any]
     parameters: dict[str, Any]
     pins: tuple[PinSet, ...]
     root: Path  # the repository root
     directory: Path = field(default=Path())
+    # A finding about several frameworks lists them all (finding.toml: framework = [...], target = [...]);
+    # each pin set then installs one or more of them and the notebook runs the targets it can import.
+    frameworks: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
 
     def pin(self, name: str) -> PinSet:
         for pin in self.pins:
@@ -79,12 +83,21 @@ def load_finding(directory: Path, root: Path) -> Finding:
     if data["id"] != directory.name:
         raise FindingError(f"{path}: id {data['id']!r} does not match its folder {directory.name!r}")
     pins = tuple(PinSet(p["name"], directory / p["requirements"]) for p in data["pins"])
+    frameworks, targets = _names(data["framework"], path, "framework"), _names(data["target"], path, "target")
     return Finding(
         id=data["id"], title=data["title"], claim=" ".join(data["claim"].split()),
-        notebook=root / data["notebook"], framework=data["framework"], target=data["target"],
+        notebook=root / data["notebook"], framework=frameworks[0], target=targets[0],
         links=data.get("links", {}), parameters=data.get("parameters", {}), pins=pins,
-        root=root, directory=directory,
+        root=root, directory=directory, frameworks=frameworks, targets=targets,
     )
+
+
+def _names(value: Any, path: Path, key: str) -> tuple[str, ...]:
+    """``"x"`` or ``["x", "y"]`` as a non-empty tuple of strings."""
+    names = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else ()
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise FindingError(f"{path}: {key} must be a name or a non-empty list of names")
+    return names
 
 
 def load_all(root: Path) -> dict[str, Finding]:

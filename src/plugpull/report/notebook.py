@@ -33,18 +33,22 @@ def version_of(distribution: str) -> str | None:
         return None
 
 
-def environment(framework: str, plugpull_commit: str | None) -> dict[str, Any]:
+def environment(framework: str | list[str], plugpull_commit: str | None) -> dict[str, Any]:
     """Versions and platform, read here in the kernel (never copied from a pin file).
 
     The installed plugpull has no .git, so its commit comes in as a parameter from the harness.
+    A finding about several frameworks passes them all: each one's version is read (None when this
+    environment lacks it) and the record is named after the first one installed.
     """
+    frameworks = [framework] if isinstance(framework, str) else list(framework)
+    found = {name: version_of(name) for name in frameworks}
     now = dt.datetime.now(dt.timezone.utc)
     return {
-        "framework": framework,
+        "framework": next((name for name in frameworks if found[name]), frameworks[0]),
         "date": now.date().isoformat(),
         "started_at": now.isoformat(timespec="seconds"),
         "versions": {
-            framework: version_of(framework),
+            **found,
             "plugpull": version_of("plugpull"),
             "plugpull_commit": plugpull_commit,
             "python": platform.python_version(),
@@ -78,8 +82,38 @@ def select_targets(name: str, options: dict[str, list[Any]]) -> list[Target]:
             if all(str(v.options.get(k)) in {str(x) for x in vals} for k, vals in options.items())]
 
 
+def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[list[Target], list[str]]:
+    """For a finding about several frameworks: the variants of each built-in target whose framework
+    this kernel can import, and one line per name saying what ran here or why it was skipped.
+
+    An option applies to the targets whose variants carry it (``durability`` to langgraph-approval
+    only); a key no listed target carries, or a value none has, is an error. No target installed is one too.
+    """
+    unknown = [n for n in names if n not in BUILT_INS]
+    if unknown:
+        raise ValueError(f"unknown target {unknown[0]!r}; built-in targets here: {', '.join(BUILT_INS)}")
+    for key in options:
+        if not any(key in v.options for n in names for v in BUILT_INS[n].variants):
+            raise ValueError(f"no target of {', '.join(names)} has the option {key!r}")
+    targets: list[Target] = []
+    said: list[str] = []
+    for name in names:
+        built_in = BUILT_INS[name]
+        framework = built_in.variants[0].framework or built_in.module
+        if not built_in.installed():
+            said.append(f"{name}: skipped, {framework} is not installed in this environment")
+            continue
+        mine = {k: v for k, v in options.items() if any(k in t.options for t in built_in.variants)}
+        kept = select_targets(name, mine)
+        targets += kept
+        said.append(f"{name}: {framework} {version_of(framework)}, {len(kept)} variant(s)")
+    if not targets:
+        raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
+    return targets, said
+
+
 def run_lines(targets: list[Target], points: list[str], repeats: int, seed: int | None,
-              timeout: float) -> tuple[list[Result], float]:
+              timeout: float, racers: int | None = None) -> tuple[list[Result], float]:
     """Run every (target, point) ``repeats`` times; returns the results in line order and the wall time.
 
     With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
@@ -91,6 +125,8 @@ def run_lines(targets: list[Target], points: list[str], repeats: int, seed: int 
     if seed is not None:
         random.Random(seed).shuffle(order)
     settings = Settings(timeout=timeout)
+    if racers is not None:  # resume-after-approval, racing-resumers
+        settings.racers = racers
     done: dict[tuple[int, int, int], list[Result]] = {}
     began = time.monotonic()
     for job in order:
@@ -126,8 +162,11 @@ def plot(results: list[Result], repeats: int):
 
     rows = tally(results)
     options = {(r.scenario, r.point, r.target): r.options for r in results}
-    # One notebook is one framework version: the bar says the point and the variant's options.
-    labels = [r["point"] + "".join(f"\n{k}={v}" for k, v in options[(r["scenario"], r["point"], r["target"])].items())
+    # One notebook is one framework version: the bar says the point and the variant's options
+    # (and the framework, when one notebook ran several).
+    frameworks = {(r.scenario, r.point, r.target): r.framework for r in results}
+    several = len(set(frameworks.values())) > 1
+    labels = [(f"{frameworks[(r['scenario'], r['point'], r['target'])]}\n" if several else "") + r["point"] + "".join(f"\n{k}={v}" for k, v in options[(r["scenario"], r["point"], r["target"])].items())
               for r in rows]
     colors = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#9e9e9e"}
     fig, ax = plt.subplots(figsize=(max(5.0, 1.5 * len(rows) + 1.5), 4))

@@ -97,12 +97,14 @@ def run(job: Job, *, commit: str | None, make_env: Callable[[Job], KernelEnv] = 
         doc = _load_record(record_out) if outcome.error is None else None
         if doc is None:
             outcome.error = outcome.error or "the notebook finished without writing its run record"
-            versions = environment.versions_in(env.python, [finding.framework, "plugpull"]) if env else {}
+            versions = environment.versions_in(env.python, [*finding.frameworks, "plugpull"]) if env else {}
+            # With several frameworks, the one this pin set installs names the record.
+            framework = next((f for f in finding.frameworks if versions.get(f)), finding.framework)
             doc = record.build(
                 finding=finding.id, pin=pin.name, date=started_at.date().isoformat(),
                 started_at=started_at.isoformat(timespec="seconds"),
                 finished_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                versions={**versions, "plugpull_commit": commit}, framework=finding.framework,
+                versions={**versions, "plugpull_commit": commit}, framework=framework,
                 parameters={k: v for k, v in parameters.items() if k not in ("pin", "results_path")},
                 results=[], error=outcome.error,
             )
