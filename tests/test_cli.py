@@ -144,3 +144,19 @@ def test_scenario_alone_selects_the_built_in_targets_made_for_it():
     args = argparse.Namespace(target=[], agent=[], scenario="lost-session-write", repeat=1, jobs=1,
                               workdir=None, timeout=10.0)
     assert {t.name for t in select_targets(args)} == {"openai-agents"}
+
+
+def test_a_workdir_that_is_not_a_directory_is_one_line_exit_2(tmp_path):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    run = plugpull("--workdir", str(not_a_dir), tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [f"plugpull: --workdir {str(not_a_dir)!r} is not a directory"]
+
+
+def test_an_unwritable_workdir_is_one_line_exit_2(tmp_path):
+    # /proc refuses new directories even for root, which ignores permission bits.
+    run = plugpull("--workdir", "/proc", tmp=tmp_path)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("plugpull: --workdir '/proc' is not writable")

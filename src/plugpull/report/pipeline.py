@@ -46,10 +46,16 @@ class Outcome:
 
 
 def plugpull_commit(root: Path) -> str | None:
-    """HEAD of the repository the source is installed from; "-dirty" when the tree has changes."""
+    """HEAD of the repository the source is installed from; "-dirty" when the tree has changes.
+
+    The report's own products (dated run folders, docs/results.md) do not count: a second
+    report before committing the first one's outputs still runs exactly HEAD's code.
+    """
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude,glob)findings/*/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/**",
+                                ":(exclude)docs/results.md"],
                                capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return None
