@@ -17,7 +17,9 @@ import signal
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterator
 
 #: How much of a target's stdout/stderr is kept for the report (the tail).
 OUTPUT_TAIL_BYTES = 16 * 1024
@@ -178,6 +180,22 @@ class Running:
         # target outlives its phase.
         kill_group(self.pgid)
         return self.finish()
+
+
+@contextmanager
+def reaping() -> Iterator[list[Running | Outcome]]:
+    """A list to put started targets in; any still running on the way out is SIGKILLed.
+
+    On an interrupt (or a harness bug) nothing of a target may outlive its scenario run.
+    Enter it last, so it exits first: targets die before their socket and workdir go.
+    """
+    spawned: list[Running | Outcome] = []
+    try:
+        yield spawned
+    finally:
+        for running in spawned:
+            if isinstance(running, Running) and running.poll() is None:
+                running.kill()
 
 
 def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:

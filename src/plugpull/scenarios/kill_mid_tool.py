@@ -17,7 +17,7 @@ from pathlib import Path
 from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import CleanRun, KillEvidence
-from plugpull.process import Outcome, Running
+from plugpull.process import Outcome, Running, reaping
 from plugpull.provider import POINTS
 from plugpull.results import Result
 from plugpull.scenarios import Settings, make_result, target_env, workdir
@@ -73,26 +73,19 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
 
 def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence) -> tuple[list[dict], Path | None]:
     """Start with the provider armed at ``point``, kill, resume if the kill is proven; fill ``ev``."""
-    spawned: list[Running | Outcome] = []
-    try:
-        with workdir(settings) as path, Channel() as channel:
-            env = target_env(channel, path)
-            channel.phase = "start"
-            channel.provider.arm(point)
-            started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
-            spawned.append(started)
-            run_start(channel, started, ev, settings.timeout)
-            if checks.prove_kill(ev) is None:
-                channel.provider.arm(None)
-                channel.phase = "resume"
-                resumed = settings.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
-                spawned.append(resumed)
-                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
-            ev.counts = channel.provider.counts()
-            ev.calls = [c.to_dict() for c in channel.provider.calls]
-            return list(channel.announced), (path if settings.keep_workdir else None)
-    finally:
-        # On an interrupt (or a harness bug) nothing of the target may outlive the run.
-        for running in spawned:
-            if isinstance(running, Running) and running.poll() is None:
-                running.kill()
+    with workdir(settings) as path, Channel() as channel, reaping() as spawned:
+        env = target_env(channel, path)
+        channel.phase = "start"
+        channel.provider.arm(point)
+        started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+        spawned.append(started)
+        run_start(channel, started, ev, settings.timeout)
+        if checks.prove_kill(ev) is None:
+            channel.provider.arm(None)
+            channel.phase = "resume"
+            resumed = settings.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+            spawned.append(resumed)
+            ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+        ev.counts = channel.provider.counts()
+        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        return list(channel.announced), (path if settings.keep_workdir else None)

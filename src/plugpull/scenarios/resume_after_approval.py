@@ -28,7 +28,7 @@ from pathlib import Path
 from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import ApprovalEvidence, ApprovalRun
-from plugpull.process import Outcome, Running
+from plugpull.process import Outcome, Running, reaping
 from plugpull.results import Result
 from plugpull.scenarios import Settings, make_result, target_env, workdir
 from plugpull.scenarios.held_kill import POLL, kill_at_held_call
@@ -87,45 +87,38 @@ def clean_approval(target: Target, settings: Settings) -> tuple[ApprovalEvidence
 
 def run_faulted(target: Target, point: str, settings: Settings, ev: ApprovalEvidence) -> tuple[list[dict], Path | None]:
     """Run start to its pause, then the point's approvals (and recover); fill ``ev``."""
-    spawned: list[Running | Outcome] = []
+    with workdir(settings) as path, Channel() as channel, reaping() as spawned:
 
-    def spawn(phase: str) -> Running | Outcome:
-        running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
-        spawned.append(running)
-        return running
+        def spawn(phase: str) -> Running | Outcome:
+            running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
+            spawned.append(running)
+            return running
 
-    def finish(running: Running | Outcome, timeout: float | None = None) -> ApprovalRun:
-        outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout if timeout is None else timeout)
-        return ApprovalRun(outcome=outcome, effect_calls=calls_from(channel, running))
+        def finish(running: Running | Outcome, timeout: float | None = None) -> ApprovalRun:
+            outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout if timeout is None else timeout)
+            return ApprovalRun(outcome=outcome, effect_calls=calls_from(channel, running))
 
-    try:
-        with workdir(settings) as path, Channel() as channel:
-            env = target_env(channel, path)
-            channel.phase = "start"
-            ev.start = finish(spawn("start")).outcome
-            ev.start_calls = len(channel.provider.calls)
-            if checks.check_paused(ev) is None:
-                if point == "approve-elsewhere":
-                    channel.phase = "approve"
-                    ev.approvals = [finish(spawn("approve"))]
-                elif point == "double-resume":
-                    channel.phase = "approve-1"
-                    ev.approvals = [finish(spawn("approve"))]
-                    ev.counts_after_first = channel.provider.counts()
-                    channel.phase = "approve-2"
-                    ev.approvals.append(finish(spawn("approve")))
-                elif point == "racing-resumers":
-                    race(channel, spawn, finish, ev, settings)
-                else:
-                    killed_approval(channel, spawn, finish, ev, point.removeprefix("killed-"), settings)
-            ev.counts = channel.provider.counts()
-            ev.calls = [c.to_dict() for c in channel.provider.calls]
-            return list(channel.announced), (path if settings.keep_workdir else None)
-    finally:
-        # On an interrupt (or a harness bug) nothing of the target may outlive the run.
-        for running in spawned:
-            if isinstance(running, Running) and running.poll() is None:
-                running.kill()
+        env = target_env(channel, path)
+        channel.phase = "start"
+        ev.start = finish(spawn("start")).outcome
+        ev.start_calls = len(channel.provider.calls)
+        if checks.check_paused(ev) is None:
+            if point == "approve-elsewhere":
+                channel.phase = "approve"
+                ev.approvals = [finish(spawn("approve"))]
+            elif point == "double-resume":
+                channel.phase = "approve-1"
+                ev.approvals = [finish(spawn("approve"))]
+                ev.counts_after_first = channel.provider.counts()
+                channel.phase = "approve-2"
+                ev.approvals.append(finish(spawn("approve")))
+            elif point == "racing-resumers":
+                race(channel, spawn, finish, ev, settings)
+            else:
+                killed_approval(channel, spawn, finish, ev, point.removeprefix("killed-"), settings)
+        ev.counts = channel.provider.counts()
+        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        return list(channel.announced), (path if settings.keep_workdir else None)
 
 
 def calls_from(channel: Channel, running: Running | Outcome) -> int:
