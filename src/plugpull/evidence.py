@@ -57,7 +57,9 @@ class KillEvidence:
     proof: KillProof | None = None  # None: no call was ever held
     resume: Outcome | None = None  # None: resume was not run (the kill was not proven)
     counts_at_kill: dict[str, int] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)  # effects per name after resume
+    # Effects per name after resume, for every name the clean run owed or a call used (0: never
+    # recorded): the numbers the verdict is made from.
+    counts: dict[str, int] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
     held_name: str | None = None
     start_timeout: float = 0.0

@@ -86,6 +86,9 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence
             resumed = settings.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
             spawned.append(resumed)
             ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
-        ev.counts = channel.provider.counts()
+        # Every effect the clean run owed is counted, 0 for one nobody asked for after the kill
+        # (agent-framework#8292: customer B is never charged), so the evidence shows what the
+        # verdict reads.
+        ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
         ev.calls = [c.to_dict() for c in channel.provider.calls]
         return list(channel.announced), (path if settings.keep_workdir else None)
