@@ -184,36 +184,12 @@ class ForkedRunning(Running):
         self._conn.close()
 
     def _wait(self, timeout: float | None) -> bool:
+        # The server, the child's parent, reaps it and reports the status on this connection.
         if self._returncode is None:
             if not select.select([self._conn], [], [], timeout)[0]:
                 return False
             self._read_exit()
         return True
-
-    def finish(self) -> Outcome:
-        with _live_lock:
-            _live_groups.discard(self.pgid)
-        self.outcome.returncode = self._returncode
-        self.outcome.seconds = time.monotonic() - self.started
-        self.outcome.stdout = self.out.text()
-        self.outcome.stderr = self.err.text()
-        return self.outcome
-
-    def kill(self) -> Outcome:
-        kill_group(self.pgid)
-        self._wait(None)
-        return self.finish()
-
-    def wait(self, timeout: float) -> Outcome:
-        if not self._wait(timeout):
-            self.outcome.timed_out = True
-            kill_group(self.pgid)
-            self._wait(None)
-        kill_group(self.pgid)
-        return self.finish()
-
-    def wait_reaped(self) -> None:
-        self._wait(None)
 
 
 class ForkServer:

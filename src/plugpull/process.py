@@ -148,11 +148,19 @@ class Running:
     def poll(self) -> int | None:
         return self.popen.poll()
 
+    def _wait(self, timeout: float | None) -> bool:
+        """Reap the leader within ``timeout`` seconds (None: no limit); False if it is still running."""
+        try:
+            self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def finish(self) -> Outcome:
         """Collect the exit status and the output tails once the leader is reaped."""
         with _live_lock:
             _live_groups.discard(self.pgid)
-        self.outcome.returncode = self.popen.returncode
+        self.outcome.returncode = self.poll()
         self.outcome.seconds = time.monotonic() - self.started
         self.outcome.stdout = self.out.text()
         self.outcome.stderr = self.err.text()
@@ -160,22 +168,20 @@ class Running:
 
     def wait_reaped(self) -> None:
         """Block until the leader has been reaped (after a kill)."""
-        self.popen.wait()
+        self._wait(None)
 
     def kill(self) -> Outcome:
         """SIGKILL the group, reap the leader, collect what it printed."""
         kill_group(self.pgid)
-        self.popen.wait()
+        self._wait(None)
         return self.finish()
 
     def wait(self, timeout: float) -> Outcome:
         """Wait for the leader; past ``timeout`` SIGKILL the whole group and mark it timed out."""
-        try:
-            self.popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        if not self._wait(timeout):
             self.outcome.timed_out = True
             kill_group(self.pgid)
-            self.popen.wait()
+            self._wait(None)
         # Members the leader left behind (a forked child) are killed too: nothing of a
         # target outlives its phase.
         kill_group(self.pgid)
