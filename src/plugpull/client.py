@@ -38,6 +38,17 @@ class ChannelClosed(PlugpullError, ConnectionError):
     """
 
 
+def recv_line(sock: socket.socket) -> bytes | None:
+    """Read one ``\n``-terminated line; None when the peer closes before the line is complete."""
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
 def _request(payload: dict[str, Any]) -> dict[str, Any]:
     path = os.environ.get(SOCKET_ENV)
     if not path:
@@ -49,12 +60,9 @@ def _request(payload: dict[str, Any]) -> dict[str, Any]:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
         sock.sendall(json.dumps(payload).encode() + b"\n")
-        buf = b""
-        while not buf.endswith(b"\n"):
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ChannelClosed(f"plugpull closed the {payload.get('op')} call without an answer")
-            buf += chunk
+        buf = recv_line(sock)
+    if buf is None:
+        raise ChannelClosed(f"plugpull closed the {payload.get('op')} call without an answer")
     reply = json.loads(buf)
     if not reply.get("ok"):
         raise PlugpullError(f"plugpull refused the {payload.get('op')} call: {reply.get('error')}")

@@ -42,6 +42,7 @@ import time
 import traceback
 from pathlib import Path
 
+from plugpull.client import recv_line
 from plugpull.process import Outcome, Running, Tail, _live_groups, _live_lock, _stopping, kill_group, spawn
 
 
@@ -174,12 +175,9 @@ class ForkedRunning(Running):
         return self._returncode
 
     def _read_exit(self) -> None:
-        line = b""
-        while not line.endswith(b"\n"):
-            chunk = self._conn.recv(4096)
-            if not chunk:
-                raise RuntimeError("the fork server went away before reporting the child's exit")
-            line += chunk
+        line = recv_line(self._conn)
+        if line is None:
+            raise RuntimeError("the fork server went away before reporting the child's exit")
         self._returncode = json.loads(line)["returncode"]
         self._conn.close()
 
@@ -243,12 +241,9 @@ class ForkServer:
         finally:
             os.close(out_w)
             os.close(err_w)
-        line = b""
-        while not line.endswith(b"\n"):
-            chunk = conn.recv(4096)
-            if not chunk:
-                raise RuntimeError("the fork server closed the connection before forking")
-            line += chunk
+        line = recv_line(conn)
+        if line is None:
+            raise RuntimeError("the fork server closed the connection before forking")
         pid = json.loads(line)["pid"]
         with _live_lock:
             _live_groups.add(pid)
