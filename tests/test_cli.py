@@ -12,7 +12,9 @@ AGENTS = Path(__file__).parent / "agents"
 
 def plugpull(*args: str, tmp: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "TMPDIR": str(tmp)}
-    return subprocess.run([sys.executable, "-m", "plugpull.cli", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "plugpull.cli", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def agent(*words: str) -> str:
@@ -23,7 +25,8 @@ def test_an_unknown_target_is_one_line_exit_2_listing_the_known_ones(tmp_path):
     run = plugpull("--target", "crewai", tmp=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "plugpull: unknown target 'crewai'; known targets: " + ", ".join(__import__("plugpull.targets").targets.BUILT_INS)
+        "plugpull: unknown target 'crewai'; known targets: "
+        + ", ".join(__import__("plugpull.targets").targets.BUILT_INS)
     ]
 
 
@@ -60,7 +63,9 @@ def test_strict_exits_1_on_a_fail(tmp_path):
 
 
 def test_an_error_exits_2_and_shows_the_targets_stderr(tmp_path):
-    run = plugpull("--agent", agent(str(AGENTS / "misbehaving.py"), "crashes"), "--point", "before-effect", tmp=tmp_path)
+    run = plugpull(
+        "--agent", agent(str(AGENTS / "misbehaving.py"), "crashes"), "--point", "before-effect", tmp=tmp_path
+    )
     assert run.returncode == 2
     lines = run.stdout.splitlines()
     assert lines[0].startswith("ERROR  kill-mid-tool  before-effect")
@@ -73,8 +78,14 @@ def test_nothing_is_left_in_the_temp_dir_after_a_run(tmp_path):
 
 
 def test_keep_workdir_keeps_it_and_says_where(tmp_path):
-    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--point", "after-effect",
-                   "--keep-workdir", tmp=tmp_path)
+    run = plugpull(
+        "--agent",
+        agent(str(AGENTS / "fake_framework.py"), "no-key"),
+        "--point",
+        "after-effect",
+        "--keep-workdir",
+        tmp=tmp_path,
+    )
     kept = [line.split(": ", 1)[1] for line in run.stdout.splitlines() if "workdir kept" in line]
     assert len(kept) == 1 and (Path(kept[0]) / "state.json").exists()
 
@@ -101,12 +112,16 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path):
     marker = str(tmp_path)  # unique to this test's target processes
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     command = agent(str(AGENTS / "misbehaving.py"), "hangs-on-resume", marker)
-    proc = subprocess.Popen([sys.executable, "-m", "plugpull.cli", "--agent", command, "--point", "after-effect"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "plugpull.cli", "--agent", command, "--point", "after-effect"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     # Wait until the target's resume phase runs (its argv ends with "resume").
-    while not any(Path(f"/proc/{p}/cmdline").read_bytes().endswith(b"\0resume\0")
-                  for p in processes_running(marker)):
+    while not any(Path(f"/proc/{p}/cmdline").read_bytes().endswith(b"\0resume\0") for p in processes_running(marker)):
         assert time.monotonic() < deadline, "resume never started"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -124,16 +139,23 @@ def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(
     (result,) = doc["results"]
     assert (result["scenario"], result["point"], result["evidence"]["write"]) == ("lost-session-write", "ack-lost", 4)
     assert result["message"].startswith("write 4: ")
-    assert result["evidence"]["staged_stored"] >= 1 and all(isinstance(c, int) for c in result["evidence"]["counts"].values())
+    assert result["evidence"]["staged_stored"] >= 1 and all(
+        isinstance(c, int) for c in result["evidence"]["counts"].values()
+    )
 
 
 def test_an_agent_runs_the_scenario_named_by_scenario(tmp_path):
     command = agent(str(AGENTS / "approval_framework.py"), "no-claim")
-    run = plugpull("--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume", "--json",
-                   tmp=tmp_path)
+    run = plugpull(
+        "--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume", "--json", tmp=tmp_path
+    )
     assert run.returncode == 0, run.stderr
     [result] = json.loads(run.stdout)["results"]
-    assert (result["scenario"], result["point"], result["verdict"]) == ("resume-after-approval", "double-resume", "FAIL")
+    assert (result["scenario"], result["point"], result["verdict"]) == (
+        "resume-after-approval",
+        "double-resume",
+        "FAIL",
+    )
 
 
 def test_scenario_alone_selects_the_built_in_targets_made_for_it():
@@ -141,8 +163,9 @@ def test_scenario_alone_selects_the_built_in_targets_made_for_it():
 
     from plugpull.cli import select_targets
 
-    args = argparse.Namespace(target=[], agent=[], scenario="lost-session-write", repeat=1, jobs=1,
-                              workdir=None, timeout=10.0)
+    args = argparse.Namespace(
+        target=[], agent=[], scenario="lost-session-write", repeat=1, jobs=1, workdir=None, timeout=10.0
+    )
     assert {t.name for t in select_targets(args)} == {"openai-agents"}
 
 

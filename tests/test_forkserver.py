@@ -22,8 +22,10 @@ def forks():
 
 
 def test_a_forked_child_leads_its_own_group_and_reports_its_exit_code(forks, tmp_path):
-    code = ("import os, sys\nif __name__ == '__main__':\n"
-            "    print(os.getpgid(0) == os.getpid(), os.getsid(0) == os.getpid()); sys.exit(7)\n")
+    code = (
+        "import os, sys\nif __name__ == '__main__':\n"
+        "    print(os.getpgid(0) == os.getpid(), os.getsid(0) == os.getpid()); sys.exit(7)\n"
+    )
     script = tmp_path / "probe_mod.py"
     script.write_text(code)
     running = forks.spawn([sys.executable, "-m", "probe_mod"], env={"PYTHONPATH": str(tmp_path)}, cwd=str(tmp_path))

@@ -107,7 +107,9 @@ def test_a_write_carries_a_token_only_in_a_user_message():
     store = Store()
     add(store, USER)
     add(store, {"role": "user", "content": [{"type": "input_text", "text": "staged tok123"}]}, CALL)
-    add(store, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "you said tok123"}]})
+    add(
+        store, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "you said tok123"}]}
+    )
     assert store.writes_carrying("tok123") == [2]
     assert store.occurrences("tok123") == 1
 

@@ -9,7 +9,6 @@ def test_concurrent_jobs_give_the_same_verdicts_in_the_same_order_as_serial(fake
     runs = suite.plan(targets)
     serial = suite.run_plan(runs, Settings(timeout=30), jobs=1)
     concurrent = suite.run_plan(runs, Settings(timeout=30), jobs=2)
-    as_lines = lambda results: [(r.target, r.point, r.verdict.value, r.message) for r in results]
     assert as_lines(concurrent) == as_lines(serial)
     assert [r.verdict.value for r in serial] == ["PASS", "FAIL", "PASS", "PASS", "PASS", "FAIL", "FAIL", "PASS"]
 
@@ -17,3 +16,7 @@ def test_concurrent_jobs_give_the_same_verdicts_in_the_same_order_as_serial(fake
 def test_a_plan_repeats_each_point_and_keeps_only_the_scenarios_points(fake_framework):
     runs = suite.plan([fake_framework("no-key")], ["after-effect", "write-lost"], repeat=2)
     assert [point for _, point in runs] == ["after-effect", "after-effect"]
+
+
+def as_lines(results):
+    return [(r.target, r.point, r.verdict.value, r.message) for r in results]

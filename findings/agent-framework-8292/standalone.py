@@ -39,8 +39,12 @@ from agent_framework import FileCheckpointStorage, step, workflow
 
 WORKFLOW_NAME = "checkout_two_orders"
 ORDERS = ["A", "B"]
-ARRIVAL = {("swap", "start"): ("A", "B"), ("swap", "resume"): ("B", "A"),
-           ("control", "start"): ("A", "B"), ("control", "resume"): ("A", "B")}
+ARRIVAL = {
+    ("swap", "start"): ("A", "B"),
+    ("swap", "resume"): ("B", "A"),
+    ("control", "start"): ("A", "B"),
+    ("control", "resume"): ("A", "B"),
+}
 # Set by the child from its argv before the run; read at run time so start and resume run
 # identical workflow code (a changed body fails restore on graph_signature_hash).
 STATE = {"phase": "start", "kill": "before-charge", "arrival": ("A", "B"), "ledger": Path("ledger.jsonl")}
@@ -80,8 +84,11 @@ async def checkout(order_id: str, first_done: asyncio.Event) -> str:
         # first has opened its payment (in real life: work whose duration differs after a restart).
         await first_done.wait()
     payment = await open_payment(order_id)
-    print(f"  {STATE['phase']}: order {order_id} got a payment for customer {payment['customer']} "
-          f"({payment['idempotency_key']})", flush=True)
+    print(
+        f"  {STATE['phase']}: order {order_id} got a payment for customer {payment['customer']} "
+        f"({payment['idempotency_key']})",
+        flush=True,
+    )
     if order_id == first:
         first_done.set()
     return await capture_payment(payment)
@@ -91,7 +98,7 @@ async def checkout(order_id: str, first_done: asyncio.Event) -> str:
 async def checkout_two_orders(orders: list) -> dict:
     first_done = asyncio.Event()
     receipts = await asyncio.gather(*(checkout(o, first_done) for o in orders))
-    return dict(zip(orders, receipts))
+    return dict(zip(orders, receipts, strict=True))
 
 
 async def run_phase(workdir: Path) -> None:

@@ -7,7 +7,16 @@ loaded on first use.
 
 from plugpull.client import ChannelClosed, NotInRun, PlugpullError, record_effect
 
-__all__ = ["record_effect", "PlugpullError", "NotInRun", "ChannelClosed", "run_scenario", "Result", "Verdict", "Settings"]
+__all__ = [
+    "record_effect",
+    "PlugpullError",
+    "NotInRun",
+    "ChannelClosed",
+    "run_scenario",
+    "Result",
+    "Verdict",
+    "Settings",
+]
 
 
 def __getattr__(name: str):

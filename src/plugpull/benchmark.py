@@ -21,7 +21,7 @@ import importlib.metadata
 import platform
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from plugpull import suite
 from plugpull.channel import Channel
@@ -65,27 +65,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     installed = [b for b in BUILT_INS.values() if b.installed()]
-    print(f"date {time.strftime('%Y-%m-%d', time.gmtime())}, Python {platform.python_version()}, "
-          f"{platform.system()} {platform.machine()}, reps {args.reps} (medians)")
+    print(
+        f"date {time.strftime('%Y-%m-%d', time.gmtime())}, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.machine()}, reps {args.reps} (medians)"
+    )
     for b in installed:
         dist = b.variants[0].framework
         print(f"  {dist} {importlib.metadata.version(dist)}")
     print()
-    print("| target | bare start+resume | through plugpull (1 line) | ratio | forked line | cold/forked | server import |")
+    print(
+        "| target | bare start+resume | through plugpull (1 line) | ratio | forked line | cold/forked | server import |"
+    )
     print("|---|---|---|---|---|---|---|")
     for b in [] if args.only_suite else installed:
         target = b.variants[0]
-        bare = median_time(args.reps, lambda: bare_cycle(target))
-        cold = median_time(args.reps, lambda: one_line(target))
+        bare = median_time(args.reps, lambda t=target: bare_cycle(t))
+        cold = median_time(args.reps, lambda t=target: one_line(t))
         forks = ForkServers()
         try:
-            server_import = median_time(1, lambda: one_line(target, forks))  # starts the server once
-            forked = median_time(args.reps, lambda: one_line(target, forks))
+            server_import = median_time(1, lambda t=target, f=forks: one_line(t, f))  # starts the server once
+            forked = median_time(args.reps, lambda t=target, f=forks: one_line(t, f))
         finally:
             forks.close()
         label = target.label(importlib.metadata.version(target.framework))
-        print(f"| {label} | {bare:.2f} s | {cold:.2f} s | {cold / bare:.2f} | {forked:.2f} s | "
-              f"{cold / forked:.2f} | first forked line {server_import:.2f} s |", flush=True)
+        print(
+            f"| {label} | {bare:.2f} s | {cold:.2f} s | {cold / bare:.2f} | {forked:.2f} s | "
+            f"{cold / forked:.2f} | first forked line {server_import:.2f} s |",
+            flush=True,
+        )
 
     if not args.skip_suite:
         targets = [v for b in installed for v in b.variants]

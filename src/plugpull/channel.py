@@ -124,7 +124,7 @@ class Channel:
     def env(self) -> dict[str, str]:
         return {SOCKET_ENV: self.path}
 
-    def __enter__(self) -> "Channel":
+    def __enter__(self) -> Channel:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -208,7 +208,9 @@ class Channel:
         if op == "effect":
             name, key = request.get("name"), request.get("key")
             if not isinstance(name, str) or not name or not (key is None or isinstance(key, str)):
-                self._reply(conn, {"ok": False, "error": "effect needs a non-empty string name and a string or null key"})
+                self._reply(
+                    conn, {"ok": False, "error": "effect needs a non-empty string name and a string or null key"}
+                )
                 return
             call, hold = self.provider.receive(name, key, pid)
             # The caller's group while it is alive: says which of several phases made the call.

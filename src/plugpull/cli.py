@@ -12,23 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
-from typing import Sequence
+from collections.abc import Sequence
 
-from plugpull import targets as targets_mod
 from plugpull import suite
+from plugpull import targets as targets_mod
+from plugpull.arguments import ArgParser, UsageError
+from plugpull.rendering import format_tally, format_text
 from plugpull.results import Result, Verdict, tally, to_document
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line, exit 2."""
-
-
-class ArgParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
-        raise UsageError(message)
 
 
 def build_parser() -> ArgParser:
@@ -37,30 +29,69 @@ def build_parser() -> ArgParser:
         description="Break an agent run on purpose and check that its framework recovers without losing "
         "or repeating side effects.",
     )
-    parser.add_argument("--target", action="append", default=[], metavar="NAME",
-                        help=f"built-in target to run (repeatable): {', '.join(targets_mod.BUILT_INS)}")
-    parser.add_argument("--agent", action="append", default=[], metavar="COMMAND",
-                        help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)")
-    parser.add_argument("--scenario", default=None, choices=list(suite.SCENARIOS),
-                        help="the scenario --agent targets run (default kill-mid-tool; resume-after-approval "
-                        "runs COMMAND start/approve/recover); alone, the built-in targets made for it")
-    parser.add_argument("--point", action="append", default=[], choices=suite.all_points(),
-                        help="fault point (repeatable; default: every point of each scenario)")
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"built-in target to run (repeatable): {', '.join(targets_mod.BUILT_INS)}",
+    )
+    parser.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)",
+    )
+    parser.add_argument(
+        "--scenario",
+        default=None,
+        choices=list(suite.SCENARIOS),
+        help="the scenario --agent targets run (default kill-mid-tool; resume-after-approval "
+        "runs COMMAND start/approve/recover); alone, the built-in targets made for it",
+    )
+    parser.add_argument(
+        "--point",
+        action="append",
+        default=[],
+        choices=suite.all_points(),
+        help="fault point (repeatable; default: every point of each scenario)",
+    )
     parser.add_argument("--json", action="store_true", help='print {"schema": 1, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="per phase: start reaching the tool, resume finishing (default 120)")
-    parser.add_argument("--repeat", type=int, default=1, metavar="N",
-                        help="run every line N times and print verdict counts per line")
-    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                        help="run N points at once, each with its own channel and workdir (default 1)")
-    parser.add_argument("--fork-server", action="store_true",
-                        help="fork built-in Python targets from a process that imported the framework once "
-                        "(faster sweeps; see docs/DECISIONS.md for what differs from a cold start)")
-    parser.add_argument("--workdir", metavar="DIR", default=None,
-                        help="where each point's PLUGPULL_WORKDIR is created (default: the system temp dir)")
-    parser.add_argument("--keep-workdir", action="store_true",
-                        help="keep each point's PLUGPULL_WORKDIR and print where it is")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="per phase: start reaching the tool, resume finishing (default 120)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, metavar="N", help="run every line N times and print verdict counts per line"
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N points at once, each with its own channel and workdir (default 1)",
+    )
+    parser.add_argument(
+        "--fork-server",
+        action="store_true",
+        help="fork built-in Python targets from a process that imported the framework once "
+        "(faster sweeps; see docs/DECISIONS.md for what differs from a cold start)",
+    )
+    parser.add_argument(
+        "--workdir",
+        metavar="DIR",
+        default=None,
+        help="where each point's PLUGPULL_WORKDIR is created (default: the system temp dir)",
+    )
+    parser.add_argument(
+        "--keep-workdir", action="store_true", help="keep each point's PLUGPULL_WORKDIR and print where it is"
+    )
     return parser
 
 
@@ -81,8 +112,11 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
                     f"target {name!r} needs {built_in.module!r}, which is not installed: "
                     f"pip install 'plugpull[{built_in.extra}]'"
                 )
-            print(f"plugpull: skipping {name}: {built_in.module} is not installed "
-                  f"(pip install 'plugpull[{built_in.extra}]')", file=sys.stderr)
+            print(
+                f"plugpull: skipping {name}: {built_in.module} is not installed "
+                f"(pip install 'plugpull[{built_in.extra}]')",
+                file=sys.stderr,
+            )
             continue
         chosen.extend(built_in.variants)
     for command in args.agent:
@@ -111,38 +145,6 @@ def check_writable_dir(path: str) -> None:
         tempfile.TemporaryDirectory(dir=path).cleanup()
     except OSError as exc:
         raise UsageError(f"--workdir {path!r} is not writable: {exc.strerror or exc}") from None
-
-
-def format_line(result: Result, widths: dict[str, int]) -> str:
-    return "  ".join([
-        f"{result.verdict.value:<5}",
-        f"{result.scenario:<{widths['scenario']}}",
-        f"{result.point:<{widths['point']}}",
-        f"{result.target:<{widths['target']}}",
-        result.message,
-    ])
-
-
-def format_text(results: list[Result]) -> str:
-    widths = {k: max([len(getattr(r, k)) for r in results] + [1]) for k in ("scenario", "point", "target")}
-    lines = []
-    for result in results:
-        lines.append(format_line(result, widths))
-        if result.stderr.strip() and result.verdict is not Verdict.PASS:
-            lines.append(textwrap.indent(result.stderr.rstrip(), "    | "))
-        if "workdir" in result.evidence:
-            lines.append(f"    workdir kept: {result.evidence['workdir']}")
-    return "\n".join(lines)
-
-
-def format_tally(results: list[Result]) -> str:
-    rows = tally(results)
-    widths = {k: max(len(str(r[k])) for r in rows) for k in ("scenario", "point", "target")}
-    lines = [f"{'runs':>4}  {'PASS':>4}  {'FAIL':>4}  {'ERROR':>5}  line"]
-    for r in rows:
-        lines.append(f"{r['runs']:>4}  {r['PASS']:>4}  {r['FAIL']:>4}  {r['ERROR']:>5}  "
-                     f"{r['scenario']:<{widths['scenario']}}  {r['point']:<{widths['point']}}  {r['target']}")
-    return "\n".join(lines)
 
 
 def exit_code(results: list[Result], strict: bool) -> int:

@@ -1,7 +1,7 @@
 """The agent side of plugpull: report effects and talk to the fake Session store.
 
 This module runs inside the agent on every start and resume, so it imports only the
-standard library (DESIGN.md, "The agent side stays light").
+standard library (docs/architecture.md, "The agent side stays light").
 
 Wire format (docs/protocol.md): a Unix stream socket whose path is in the environment
 variable ``PLUGPULL_SOCKET``; one request per connection, one line of UTF-8 JSON ending
@@ -112,7 +112,7 @@ def announce(**info: str | int | float) -> None:
     """Tell the harness facts read inside this process (framework and version, options).
 
     Versions are read where the agent runs (``importlib.metadata``), never copied from a
-    pin file (DESIGN.md). Does nothing outside a plugpull run, so an agent can call it
+    pin file (docs/architecture.md). Does nothing outside a plugpull run, so an agent can call it
     unconditionally.
     """
     if not os.environ.get(SOCKET_ENV):

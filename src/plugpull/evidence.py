@@ -1,4 +1,4 @@
-"""Evidence: what a scenario observed, before any verdict (checks.py turns it into one).
+"""Evidence: what a scenario observed, before any verdict (plugpull.checks turns it into one).
 
 Plain data so tests can build it by hand (Jepsen's ok-op / info-op style) and hit every
 branch of the checks without running a process.
@@ -6,10 +6,41 @@ branch of the checks without running a process.
 
 from __future__ import annotations
 
+import signal
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from plugpull.process import Outcome
+
+@dataclass
+class Outcome:
+    """How one target process ended."""
+
+    argv: list[str]
+    returncode: int | None = None
+    timed_out: bool = False
+    spawn_error: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+
+    @property
+    def killed_by_sigkill(self) -> bool:
+        # Popen reports death by signal N as returncode -N (as trio's tests assert).
+        return self.returncode == -signal.SIGKILL
+
+    def describe_exit(self) -> str:
+        if self.spawn_error:
+            return f"could not start: {self.spawn_error}"
+        if self.timed_out:
+            return "timed out"
+        if self.returncode is None:
+            return "still running"
+        if self.returncode < 0:
+            try:
+                return f"killed by {signal.Signals(-self.returncode).name}"
+            except ValueError:
+                return f"killed by signal {-self.returncode}"
+        return f"exit code {self.returncode}"
 
 
 @dataclass

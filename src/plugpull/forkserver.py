@@ -1,7 +1,7 @@
 """A pre-imported fork server for built-in Python targets: pay the framework import once.
 
 Cold, every kill-and-resume cycle starts two fresh interpreters and each imports the
-framework (FRAMEWORK-NOTES.md: langgraph + sqlite saver 3.4 s, openai-agents 5.2 s per
+framework (docs/architecture.md: langgraph + sqlite saver 3.4 s, openai-agents 5.2 s per
 import here). The fork server imports a target module once, then forks a fresh child for
 every start and resume:
 
@@ -43,7 +43,8 @@ import traceback
 from pathlib import Path
 
 from plugpull.client import recv_line
-from plugpull.process import Outcome, Running, Tail, _live_groups, _live_lock, _stopping, kill_group, spawn
+from plugpull.evidence import Outcome
+from plugpull.process import Running, Tail, _live_groups, _live_lock, _stopping, kill_group, spawn
 
 
 def serve(path: str, preload: list[str]) -> None:
@@ -200,7 +201,10 @@ class ForkServer:
         self.path = str(self._dir / "s")
         self._proc = subprocess.Popen(
             [python, "-m", "plugpull.forkserver", self.path, module],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
             start_new_session=True,  # a Ctrl-C at the terminal is the harness's to handle
         )
         line = self._proc.stdout.readline()
@@ -208,7 +212,7 @@ class ForkServer:
             self.close()
             raise RuntimeError(f"the fork server for {module} did not start")
 
-    def __enter__(self) -> "ForkServer":
+    def __enter__(self) -> ForkServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -225,7 +229,9 @@ class ForkServer:
         self._proc.stdout.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
-    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None, shown: list[str]) -> ForkedRunning | Outcome:
+    def spawn(
+        self, argv: list[str], *, env: dict[str, str], cwd: str | None, shown: list[str]
+    ) -> ForkedRunning | Outcome:
         """Fork a child running ``self.module`` with ``argv``; ``shown`` is the argv for the report."""
         outcome = Outcome(argv=list(shown))
         if _stopping.is_set():

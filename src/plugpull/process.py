@@ -17,44 +17,14 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+
+from plugpull.evidence import Outcome
 
 #: How much of a target's stdout/stderr is kept for the report (the tail).
 OUTPUT_TAIL_BYTES = 16 * 1024
-
-
-@dataclass
-class Outcome:
-    """How one target process ended."""
-
-    argv: list[str]
-    returncode: int | None = None
-    timed_out: bool = False
-    spawn_error: str | None = None
-    stdout: str = ""
-    stderr: str = ""
-    seconds: float = 0.0
-
-    @property
-    def killed_by_sigkill(self) -> bool:
-        # Popen reports death by signal N as returncode -N (as trio's tests assert).
-        return self.returncode == -signal.SIGKILL
-
-    def describe_exit(self) -> str:
-        if self.spawn_error:
-            return f"could not start: {self.spawn_error}"
-        if self.timed_out:
-            return "timed out"
-        if self.returncode is None:
-            return "still running"
-        if self.returncode < 0:
-            try:
-                return f"killed by {signal.Signals(-self.returncode).name}"
-            except ValueError:
-                return f"killed by signal {-self.returncode}"
-        return f"exit code {self.returncode}"
 
 
 class Tail:

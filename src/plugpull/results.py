@@ -55,7 +55,7 @@ class Result:
         return redact(data)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Result":
+    def from_dict(cls, data: dict[str, Any]) -> Result:
         data = dict(data)
         data["verdict"] = Verdict(data["verdict"])
         return cls(**data)

@@ -126,7 +126,9 @@ class Store:
                     raise StoreError(f"get_items: limit must be an integer or null, not {limit!r}")
                 # As SQLiteSession: the latest ``limit`` items in chronological order; None is all.
                 got = items if limit is None else (items[-limit:] if limit > 0 else [])
-                self.reads.append({"phase": phase, "session": session, "limit": limit, "returned": len(got), "pid": pid})
+                self.reads.append(
+                    {"phase": phase, "session": session, "limit": limit, "returned": len(got), "pid": pid}
+                )
                 return Reply(copy.deepcopy(got))
             if method == "add_items":
                 given = args.get("items")
@@ -149,7 +151,17 @@ class Store:
                 else:
                     items.clear()
             self.writes.append(
-                Write(number, phase, method, session, copy.deepcopy(about), kept=keep, answered=point is None, fault=point, pid=pid)
+                Write(
+                    number,
+                    phase,
+                    method,
+                    session,
+                    copy.deepcopy(about),
+                    kept=keep,
+                    answered=point is None,
+                    fault=point,
+                    pid=pid,
+                )
             )
             if point is not None:
                 return Drop(number, point)

@@ -7,9 +7,9 @@ list[Result]``; a target names its scenario, and this module dispatches on it.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
-from typing import Callable
 
 from plugpull.results import Result
 from plugpull.scenarios import Settings
@@ -47,8 +47,13 @@ def plan(targets: list[Target], points: list[str] | None = None, repeat: int = 1
     return runs
 
 
-def run_plan(runs: list[tuple[Target, str]], settings: Settings | None = None, *, jobs: int = 1,
-             progress: Callable[[Target, str], None] | None = None) -> list[Result]:
+def run_plan(
+    runs: list[tuple[Target, str]],
+    settings: Settings | None = None,
+    *,
+    jobs: int = 1,
+    progress: Callable[[Target, str], None] | None = None,
+) -> list[Result]:
     """Run every (target, point); with ``jobs`` > 1, that many at once.
 
     Runs are independent: each has its own channel (socket, provider, store), workdir and
@@ -69,7 +74,8 @@ def run_plan(runs: list[tuple[Target, str]], settings: Settings | None = None, *
         return [r for batch in pool.map(one, runs) for r in batch]
 
 
-def run_scenario(target: Target, points: list[str] | None = None, *, repeat: int = 1,
-                 settings: Settings | None = None, jobs: int = 1) -> list[Result]:
+def run_scenario(
+    target: Target, points: list[str] | None = None, *, repeat: int = 1, settings: Settings | None = None, jobs: int = 1
+) -> list[Result]:
     """Run ``target``'s scenario at ``points`` (default: all of the scenario's points), ``repeat`` times each."""
     return run_plan(plan([target], points, repeat), settings, jobs=jobs)

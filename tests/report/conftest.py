@@ -11,4 +11,3 @@ from plugpull.report import environment
 def current_kernel(tmp_path_factory):
     """This test run's Python registered as a Jupyter kernel in a private prefix (no new venv)."""
     return environment.current(tmp_path_factory.mktemp("kernels"))
-

@@ -21,7 +21,12 @@ TINY = {
     "openai-agents-4775": {"points": ["ack-lost"], "options": {}},
     "agent-framework-8292": {"points": ["after-effect"], "options": {"variant": ["swap"]}},
     # Three frameworks: one target (the stuck run) here; the other two are skipped by the parameter.
-    "resume-after-approval": {"points": ["killed-after-effect"], "targets": ["fastaiagent"], "options": {}, "racers": 2},
+    "resume-after-approval": {
+        "points": ["killed-after-effect"],
+        "targets": ["fastaiagent"],
+        "options": {},
+        "racers": 2,
+    },
 }
 
 
@@ -55,7 +60,11 @@ def test_the_notebook_states_the_findings_claim_and_links(finding):
     book = nbformat.read(str(finding.notebook), as_version=4)
     intro = " ".join(book.cells[0].source.split())
     assert finding.claim in intro
-    links = finding.links.get("issues", []) + finding.links.get("prs", []) + [d["url"] for d in finding.links.get("docs", [])]
+    links = (
+        finding.links.get("issues", [])
+        + finding.links.get("prs", [])
+        + [d["url"] for d in finding.links.get("docs", [])]
+    )
     assert links and all(link in intro for link in links)
 
 

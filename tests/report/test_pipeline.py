@@ -6,11 +6,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from builders import make_repo
 
 from plugpull.report import pipeline, record, results_page
 from plugpull.report.finding import load_all
-
-from builders import make_repo
 
 SECRET = "sk-test-4f9a1c2e77"
 
@@ -62,7 +61,8 @@ def test_a_run_writes_the_dated_notebook_html_and_json_with_phase_times(tmp_path
 
 
 def test_a_failing_notebook_still_yields_an_html_with_the_error_and_a_json_with_an_error_field(
-        tmp_path, current_kernel, private_tmp):
+    tmp_path, current_kernel, private_tmp
+):
     root = make_repo(tmp_path / "repo", ("raise RuntimeError('the scenario broke')",))
     outcome = pipeline.run(job_for(root), commit=None, make_env=lambda job: current_kernel)
     assert outcome.error == "In [3] raised RuntimeError: the scenario broke"
@@ -86,15 +86,19 @@ def test_an_environment_that_cannot_be_built_still_yields_an_html_and_a_json_wit
 
 
 def test_no_secret_env_value_reaches_the_notebook_html_or_json_even_when_a_cell_prints_it(
-        tmp_path, current_kernel, private_tmp, monkeypatch):
+    tmp_path, current_kernel, private_tmp, monkeypatch
+):
     monkeypatch.setenv("PLUGPULL_TEST_API_KEY", SECRET)
     leaks = """
     import os
     print("kernel sees:", os.environ.get("PLUGPULL_TEST_API_KEY"))
     print("parameter says:", note)
     """
-    root = make_repo(tmp_path / "repo", (leaks, WRITES_A_RECORD),
-                     parameters="pin = 'x'\nplugpull_commit = None\nresults_path = 'r.json'\nnote = ''")
+    root = make_repo(
+        tmp_path / "repo",
+        (leaks, WRITES_A_RECORD),
+        parameters="pin = 'x'\nplugpull_commit = None\nresults_path = 'r.json'\nnote = ''",
+    )
     outcome = pipeline.run(job_for(root, note=f"key={SECRET}"), commit=None, make_env=lambda job: current_kernel)
     assert outcome.error is None
     for path in outcome.files.values():

@@ -12,8 +12,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def report(*args: str, cwd: Path = ROOT, tmp: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PLUGPULL_CACHE_DIR": str(tmp / "cache"), "TMPDIR": str(tmp)}
-    return subprocess.run([sys.executable, "-m", "plugpull.cli", "report", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "plugpull.cli", "report", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
 
 
 def one_line_exit_2(run: subprocess.CompletedProcess) -> str:

@@ -1,8 +1,8 @@
 """docs/results.md from hand-built run records: latest wins, errors show, --check catches what is wrong."""
 
-from plugpull.report import results_page
-
 from builders import put_record, record
+
+from plugpull.report import results_page
 
 
 def table_rows(root):
@@ -71,7 +71,9 @@ def test_check_reports_a_stale_page_with_the_difference(tmp_path):
     results_page.write(tmp_path)
     put_record(tmp_path, record(date="2026-11-02", verdicts=("FAIL",)))
     (problem,) = results_page.check(tmp_path)
-    assert "does not match" in problem and "+| demo | six | 1.0 | kill-mid-tool | after-effect | mode=a | FAIL" in problem
+    assert (
+        "does not match" in problem and "+| demo | six | 1.0 | kill-mid-tool | after-effect | mode=a | FAIL" in problem
+    )
 
 
 def test_check_reports_a_hand_edited_page(tmp_path):

@@ -46,8 +46,9 @@ def test_a_killed_approval_is_proven_before_recover_runs(approval_framework):
 
 def test_a_stuck_run_says_what_the_framework_said(approval_framework):
     result = run_point(approval_framework("stuck"), "killed-before-effect", SETTINGS)
-    assert result.message.startswith("stuck: the run can no longer be finished: recover refused (exit 3): "
-                                     "refused: already resumed")
+    assert result.message.startswith(
+        "stuck: the run can no longer be finished: recover refused (exit 3): refused: already resumed"
+    )
     assert "effect lost: the provider saw 0 refund" in result.message
 
 

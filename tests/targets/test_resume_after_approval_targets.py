@@ -53,7 +53,8 @@ def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_sta
     line = {point: results[(None, point)] for point in POINTS}
     assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
     assert line["double-resume"].message.startswith(
-        "the second approval ran the approved tool again (exit code 0); effect duplicated: the provider saw 2 refund")
+        "the second approval ran the approved tool again (exit code 0); effect duplicated: the provider saw 2 refund"
+    )
     assert line["racing-resumers"].message.startswith("5 of 5 approvers ran the approved tool")
     assert line["killed-before-effect"].verdict is Verdict.PASS, line["killed-before-effect"].message
     assert line["killed-after-effect"].message.startswith("effect duplicated: the provider saw 2 refund")
@@ -71,11 +72,15 @@ def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_
     assert racing["counts"] == {"refund": 1}
     for approval in racing["approvals"]:
         assert approval["outcome"]["returncode"] in (0, 1, 3)
-    for point, effects in (("killed-before-effect", "effect lost: the provider saw 0 refund"),
-                           ("killed-after-effect", "the provider saw exactly 1 refund")):
+    for point, effects in (
+        ("killed-before-effect", "effect lost: the provider saw 0 refund"),
+        ("killed-after-effect", "the provider saw exactly 1 refund"),
+    ):
         result = line[point]
         assert result.verdict is Verdict.FAIL
-        assert result.message.startswith("stuck: the run can no longer be finished: recover exit code 4: "
-                                         "fastaiagent_approval: ChainCheckpointError without Resume; "
-                                         "AlreadyResumed with Resume(approved=True)"), result.message
+        assert result.message.startswith(
+            "stuck: the run can no longer be finished: recover exit code 4: "
+            "fastaiagent_approval: ChainCheckpointError without Resume; "
+            "AlreadyResumed with Resume(approved=True)"
+        ), result.message
         assert effects in result.message

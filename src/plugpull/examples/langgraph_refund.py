@@ -49,23 +49,29 @@ class ScriptedChatModel(BaseChatModel):
     """An offline model that decides from the conversation, like a real LLM would.
 
     langchain_core's fake chat models raise from ``bind_tools`` and count replies in the
-    process, so a resumed process would replay the wrong one (FRAMEWORK-NOTES.md). This one
+    process, so a resumed process would replay the wrong one (docs/architecture.md). This one
     asks for the refund tool until the conversation holds a tool result, and makes a new
     tool call id every time it runs, as a real LLM does.
     """
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedChatModel":
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
 
     @property
     def _llm_type(self) -> str:
         return "plugpull-scripted"
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         if any(isinstance(m, ToolMessage) for m in messages):
             reply = AIMessage(content="Refund for order A-1001 is done.")
         else:
-            call = {"name": "refund", "args": {"order_id": "A-1001", "cents": 1999}, "id": f"call_{uuid.uuid4().hex[:16]}"}
+            call = {
+                "name": "refund",
+                "args": {"order_id": "A-1001", "cents": 1999},
+                "id": f"call_{uuid.uuid4().hex[:16]}",
+            }
             reply = AIMessage(content="", tool_calls=[call])
         return ChatResult(generations=[ChatGeneration(message=reply)])
 

@@ -16,10 +16,11 @@ import ast
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from plugpull.cli import ArgParser, UsageError
+from plugpull.arguments import ArgParser, UsageError
 from plugpull.report import environment, pipeline, results_page
 from plugpull.report.finding import Finding, FindingError, find_root, load_all
 
@@ -27,14 +28,27 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def build_parser() -> ArgParser:
-    parser = ArgParser(prog="plugpull report", description="Run every finding notebook with papermill on each of "
-                       "its pin sets; write findings/<id>/<date>/<pin>.{ipynb,html,json} and docs/results.md.")
+    parser = ArgParser(
+        prog="plugpull report",
+        description="Run every finding notebook with papermill on each of "
+        "its pin sets; write findings/<id>/<date>/<pin>.{ipynb,html,json} and docs/results.md.",
+    )
     parser.add_argument("--finding", action="append", default=[], metavar="ID", help="only this finding (repeatable)")
     parser.add_argument("--pin", action="append", default=[], metavar="NAME", help="only this pin set (repeatable)")
-    parser.add_argument("-p", "--parameter", action="append", nargs=2, default=[], metavar=("KEY", "VALUE"),
-                        help="notebook parameter; VALUE is JSON when it parses as JSON, else a string (repeatable)")
-    parser.add_argument("--check", action="store_true",
-                        help="validate every results JSON and that docs/results.md is up to date; run nothing")
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        action="append",
+        nargs=2,
+        default=[],
+        metavar=("KEY", "VALUE"),
+        help="notebook parameter; VALUE is JSON when it parses as JSON, else a string (repeatable)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="validate every results JSON and that docs/results.md is up to date; run nothing",
+    )
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root (default: found from the cwd)")
     return parser
 
@@ -96,8 +110,10 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
     pins_known = {p.name for f in chosen for p in f.pins}
     missing = [p for p in args.pin if p not in pins_known]
     if missing:
-        raise UsageError(f"unknown pin set {missing[0]!r} for {', '.join(f.id for f in chosen)}; "
-                         f"pin sets: {', '.join(sorted(pins_known))}")
+        raise UsageError(
+            f"unknown pin set {missing[0]!r} for {', '.join(f.id for f in chosen)}; "
+            f"pin sets: {', '.join(sorted(pins_known))}"
+        )
     overrides = {key: parse_value(value) for key, value in args.parameter}
     for key in overrides:
         if key in pipeline.RESERVED:
@@ -109,11 +125,15 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
         declared = declared_parameters(finding)
         for key, value in {**finding.parameters, **overrides}.items():
             if key not in declared:
-                raise UsageError(f"parameter {key!r} is not declared by {finding.notebook.name}; it declares: "
-                                 f"{', '.join(k for k in declared if k not in pipeline.RESERVED)}")
+                raise UsageError(
+                    f"parameter {key!r} is not declared by {finding.notebook.name}; it declares: "
+                    f"{', '.join(k for k in declared if k not in pipeline.RESERVED)}"
+                )
             if not _same_kind(value, declared[key]):
-                raise UsageError(f"parameter {key!r}={json.dumps(value)} for {finding.notebook.name}: expected a "
-                                 f"{type(declared[key]).__name__} like {json.dumps(declared[key])}")
+                raise UsageError(
+                    f"parameter {key!r}={json.dumps(value)} for {finding.notebook.name}: expected a "
+                    f"{type(declared[key]).__name__} like {json.dumps(declared[key])}"
+                )
         pins = [p for p in finding.pins if not args.pin or p.name in args.pin]
         for pin in pins:
             jobs.append(pipeline.Job(finding, pin, {**finding.parameters, **overrides}))
@@ -140,14 +160,17 @@ def run_all(jobs: list[pipeline.Job], root: Path) -> int:
         head = f"[{i}/{len(jobs)}] {job.finding.id} {job.pin.name}"
         job_began = time.monotonic()
         say(f"{head}: start")
-        outcome = pipeline.run(job, commit=commit, progress=lambda s, h=head, t=job_began:
-                               say(f"{h}: {time.monotonic() - t:6.1f} s  {s}"))
+        outcome = pipeline.run(
+            job, commit=commit, progress=lambda s, h=head, t=job_began: say(f"{h}: {time.monotonic() - t:6.1f} s  {s}")
+        )
         outcomes.append(outcome)
         verdicts = ", ".join(f"{n} {v}" for v, n in sorted(outcome.verdicts.items())) or "no results"
         where = outcome.files[".html"].relative_to(root) if ".html" in outcome.files else "?"
         status = f"FAILED: {outcome.error}" if outcome.error else verdicts
-        say(f"{head}: {outcome.phases.get('total', 0):6.1f} s  {status}; {where}"
-            + (" (replaced today's run)" if outcome.replaced else ""))
+        say(
+            f"{head}: {outcome.phases.get('total', 0):6.1f} s  {status}; {where}"
+            + (" (replaced today's run)" if outcome.replaced else "")
+        )
     page = results_page.write(root)
     say(f"\n{len(outcomes)} report(s) in {time.monotonic() - began:.1f} s; regenerated {page.relative_to(root)}")
     say(format_phases(outcomes))
@@ -185,7 +208,7 @@ def check(root: Path) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        root = (args.root or find_root(Path.cwd()))
+        root = args.root or find_root(Path.cwd())
         if root is None or not (root / "findings").is_dir():
             raise UsageError("no findings/ folder here or above; run from the plugpull repository or pass --root")
         root = root.resolve()

@@ -40,8 +40,9 @@ def cache_dir() -> Path:
 def uv_binary() -> str:
     found = shutil.which("uv")
     if found is None:
-        raise FindingError("plugpull report needs uv on PATH to build the pin sets' environments: "
-                           "https://docs.astral.sh/uv/")
+        raise FindingError(
+            "plugpull report needs uv on PATH to build the pin sets' environments: https://docs.astral.sh/uv/"
+        )
     return found
 
 
@@ -78,13 +79,18 @@ def check_resolves(lock: Path) -> None:
     """
     if (cache_dir() / "envs" / lock_key(lock) / "ready").exists():
         return
-    proc = subprocess.run([uv_binary(), "pip", "install", "--dry-run", "--require-hashes", "-r", str(lock),
-                           "--python", sys.executable], capture_output=True, text=True)
+    proc = subprocess.run(
+        [uv_binary(), "pip", "install", "--dry-run", "--require-hashes", "-r", str(lock), "--python", sys.executable],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
-        reason = (next((line for line in lines if line.startswith("cause:")), None)
-                  or next((line for line in lines if line.startswith("error:")), None)
-                  or (lines[-1] if lines else f"uv exited {proc.returncode}"))
+        reason = (
+            next((line for line in lines if line.startswith("cause:")), None)
+            or next((line for line in lines if line.startswith("error:")), None)
+            or (lines[-1] if lines else f"uv exited {proc.returncode}")
+        )
         raise FindingError(f"lock {lock} does not resolve: {reason}")
 
 
@@ -108,13 +114,38 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
             try:
                 _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], "uv venv")
                 # Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines otherwise recompile the
-                # framework in every agent process (FRAMEWORK-NOTES.md).
-                _run([uv, "pip", "sync", "--quiet", "--require-hashes", "--compile-bytecode", "--python", str(python),
-                      str(lock)], f"uv pip sync {lock.name}")
+                # framework in every agent process (docs/architecture.md, "Framework facts").
+                _run(
+                    [
+                        uv,
+                        "pip",
+                        "sync",
+                        "--quiet",
+                        "--require-hashes",
+                        "--compile-bytecode",
+                        "--python",
+                        str(python),
+                        str(lock),
+                    ],
+                    f"uv pip sync {lock.name}",
+                )
                 phases["venv"] = time.monotonic() - began
                 began = time.monotonic()
-                _run([str(python), "-m", "ipykernel", "install", "--prefix", str(venv), "--name", kernel,
-                      "--display-name", f"plugpull {lock.stem}"], "ipykernel install")
+                _run(
+                    [
+                        str(python),
+                        "-m",
+                        "ipykernel",
+                        "install",
+                        "--prefix",
+                        str(venv),
+                        "--name",
+                        kernel,
+                        "--display-name",
+                        f"plugpull {lock.stem}",
+                    ],
+                    "ipykernel install",
+                )
                 phases["kernel_register"] = time.monotonic() - began
             except BaseException:
                 shutil.rmtree(venv, ignore_errors=True)
@@ -123,32 +154,59 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
         began = time.monotonic()
         # --refresh-package: uv keys a local project's built wheel on pyproject.toml by default,
         # so without it an edited src/ could be installed from a stale wheel.
-        _run([uv, "pip", "install", "--quiet", "--no-deps", "--reinstall-package", "plugpull", "--refresh-package",
-              "plugpull", "--compile-bytecode", "--python", str(python), str(root)], "installing plugpull")
+        _run(
+            [
+                uv,
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--reinstall-package",
+                "plugpull",
+                "--refresh-package",
+                "plugpull",
+                "--compile-bytecode",
+                "--python",
+                str(python),
+                str(root),
+            ],
+            "installing plugpull",
+        )
         phases["plugpull_install"] = time.monotonic() - began
-    return KernelEnv(kernel=kernel, python=python, jupyter_path=venv / "share" / "jupyter",
-                     lock_sha256=hashlib.sha256(lock.read_bytes()).hexdigest(), reused=reused, phases=phases)
+    return KernelEnv(
+        kernel=kernel,
+        python=python,
+        jupyter_path=venv / "share" / "jupyter",
+        lock_sha256=hashlib.sha256(lock.read_bytes()).hexdigest(),
+        reused=reused,
+        phases=phases,
+    )
 
 
 def current(prefix: Path) -> KernelEnv:
     """This Python as a kernel registered under ``prefix`` (tests and CI smoke runs: no new venv)."""
     began = time.monotonic()
     kernel = "plugpull-current"
-    _run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix), "--name", kernel],
-         "ipykernel install")
-    return KernelEnv(kernel=kernel, python=Path(sys.executable), jupyter_path=prefix / "share" / "jupyter",
-                     phases={"kernel_register": time.monotonic() - began})
+    _run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix), "--name", kernel], "ipykernel install")
+    return KernelEnv(
+        kernel=kernel,
+        python=Path(sys.executable),
+        jupyter_path=prefix / "share" / "jupyter",
+        phases={"kernel_register": time.monotonic() - began},
+    )
 
 
 def versions_in(python: Path, distributions: list[str]) -> dict[str, str | None]:
     """Versions read inside the environment (for a record whose notebook never got to read them)."""
-    code = ("import importlib.metadata as m, json, sys, platform\n"
-            "def v(d):\n"
-            "    try: return m.version(d)\n"
-            "    except m.PackageNotFoundError: return None\n"
-            "out = {d: v(d) for d in sys.argv[1:]}\n"
-            "out['python'] = platform.python_version(); out['os'] = platform.platform()\n"
-            "print(json.dumps(out))")
+    code = (
+        "import importlib.metadata as m, json, sys, platform\n"
+        "def v(d):\n"
+        "    try: return m.version(d)\n"
+        "    except m.PackageNotFoundError: return None\n"
+        "out = {d: v(d) for d in sys.argv[1:]}\n"
+        "out['python'] = platform.python_version(); out['os'] = platform.platform()\n"
+        "print(json.dumps(out))"
+    )
     try:
         proc = subprocess.run([str(python), "-c", code, *distributions], capture_output=True, text=True, timeout=60)
         return json.loads(proc.stdout)

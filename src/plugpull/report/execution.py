@@ -12,9 +12,10 @@ import contextlib
 import datetime as dt
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import nbformat
 
@@ -49,12 +50,14 @@ def kernel_environ(env: KernelEnv, scratch: Path) -> Iterator[None]:
     try:
         for name in [n for n in os.environ if SECRET_NAME.search(n)]:
             del os.environ[name]
-        os.environ.update({
-            "JUPYTER_PATH": str(env.jupyter_path),
-            "JUPYTER_RUNTIME_DIR": str(scratch / "jupyter-runtime"),
-            "IPYTHONDIR": str(scratch / "ipython"),
-            "TMPDIR": str(tmp),
-        })
+        os.environ.update(
+            {
+                "JUPYTER_PATH": str(env.jupyter_path),
+                "JUPYTER_RUNTIME_DIR": str(scratch / "jupyter-runtime"),
+                "IPYTHONDIR": str(scratch / "ipython"),
+                "TMPDIR": str(tmp),
+            }
+        )
         yield
     finally:
         os.environ.clear()
@@ -83,8 +86,13 @@ def execute(notebook: Path, output: Path, env: KernelEnv, parameters: dict[str, 
     with kernel_environ(env, scratch):
         try:
             papermill.execute_notebook(
-                str(notebook), str(output), parameters=parameters, kernel_name=env.kernel,
-                progress_bar=False, cwd=str(scratch), start_timeout=KERNEL_START_TIMEOUT,
+                str(notebook),
+                str(output),
+                parameters=parameters,
+                kernel_name=env.kernel,
+                progress_bar=False,
+                cwd=str(scratch),
+                start_timeout=KERNEL_START_TIMEOUT,
             )
         except PapermillExecutionError as exc:
             error = f"In [{exc.exec_count}] raised {exc.ename}: {exc.evalue}"  # as the notebook numbers it
@@ -120,8 +128,11 @@ def render_html(notebook: Path, html: Path) -> float:
     from nbconvert import HTMLExporter
 
     began = time.monotonic()
-    exporter = HTMLExporter(embed_images=True, template_file="plugpull-offline.html.j2",
-                            extra_loaders=[jinja2.DictLoader({"plugpull-offline.html.j2": OFFLINE_TEMPLATE})])
+    exporter = HTMLExporter(
+        embed_images=True,
+        template_file="plugpull-offline.html.j2",
+        extra_loaders=[jinja2.DictLoader({"plugpull-offline.html.j2": OFFLINE_TEMPLATE})],
+    )
     body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
     html.write_text(body)
     return time.monotonic() - began

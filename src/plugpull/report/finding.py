@@ -41,8 +41,10 @@ class PinSet:
         for entry in entries:
             first = entry.splitlines()[0].strip()
             if not _PINNED.match(first) or "--hash=" not in entry:
-                raise FindingError(f"pin set {self.name!r}: {self.requirements}: {first!r} is not pinned "
-                                   "with == and a --hash (regenerate it with uv pip compile --generate-hashes)")
+                raise FindingError(
+                    f"pin set {self.name!r}: {self.requirements}: {first!r} is not pinned "
+                    "with == and a --hash (regenerate it with uv pip compile --generate-hashes)"
+                )
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,9 @@ class Finding:
         for pin in self.pins:
             if pin.name == name:
                 return pin
-        raise FindingError(f"finding {self.id!r} has no pin set {name!r}; its pin sets: "
-                           f"{', '.join(p.name for p in self.pins)}")
+        raise FindingError(
+            f"finding {self.id!r} has no pin set {name!r}; its pin sets: {', '.join(p.name for p in self.pins)}"
+        )
 
 
 def load_finding(directory: Path, root: Path) -> Finding:
@@ -85,10 +88,19 @@ def load_finding(directory: Path, root: Path) -> Finding:
     pins = tuple(PinSet(p["name"], directory / p["requirements"]) for p in data["pins"])
     frameworks, targets = _names(data["framework"], path, "framework"), _names(data["target"], path, "target")
     return Finding(
-        id=data["id"], title=data["title"], claim=" ".join(data["claim"].split()),
-        notebook=root / data["notebook"], framework=frameworks[0], target=targets[0],
-        links=data.get("links", {}), parameters=data.get("parameters", {}), pins=pins,
-        root=root, directory=directory, frameworks=frameworks, targets=targets,
+        id=data["id"],
+        title=data["title"],
+        claim=" ".join(data["claim"].split()),
+        notebook=root / data["notebook"],
+        framework=frameworks[0],
+        target=targets[0],
+        links=data.get("links", {}),
+        parameters=data.get("parameters", {}),
+        pins=pins,
+        root=root,
+        directory=directory,
+        frameworks=frameworks,
+        targets=targets,
     )
 
 

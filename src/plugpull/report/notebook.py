@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from plugpull import cli
+from plugpull import rendering
 from plugpull.report import record
 from plugpull.results import Result, Verdict, tally
 from plugpull.scenarios import Settings
@@ -78,8 +78,11 @@ def select_targets(name: str, options: dict[str, list[Any]]) -> list[Target]:
         for value in values:
             if str(value) not in known:
                 raise ValueError(f"target {name!r} has no variant with {key}={value}; known: {', '.join(known)}")
-    return [v for v in built_in.variants
-            if all(str(v.options.get(k)) in {str(x) for x in vals} for k, vals in options.items())]
+    return [
+        v
+        for v in built_in.variants
+        if all(str(v.options.get(k)) in {str(x) for x in vals} for k, vals in options.items())
+    ]
 
 
 def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[list[Target], list[str]]:
@@ -112,8 +115,9 @@ def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[l
     return targets, said
 
 
-def run_lines(targets: list[Target], points: list[str], repeats: int, seed: int | None,
-              timeout: float, racers: int | None = None) -> tuple[list[Result], float]:
+def run_lines(
+    targets: list[Target], points: list[str], repeats: int, seed: int | None, timeout: float, racers: int | None = None
+) -> tuple[list[Result], float]:
     """Run every (target, point) ``repeats`` times; returns the results in line order and the wall time.
 
     With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
@@ -139,16 +143,21 @@ def table(results: list[Result]):
     """One row per result: what the HTML shows and what results.md is generated from."""
     import pandas as pd
 
-    return pd.DataFrame([{
-        "verdict": r.verdict.value,
-        "scenario": r.scenario,
-        "point": r.point,
-        "version": r.version,
-        "options": " ".join(f"{k}={v}" for k, v in r.options.items()),
-        "effects": counts_text(r),
-        "seconds": round(r.seconds, 2),
-        "message": r.message,
-    } for r in results])
+    return pd.DataFrame(
+        [
+            {
+                "verdict": r.verdict.value,
+                "scenario": r.scenario,
+                "point": r.point,
+                "version": r.version,
+                "options": " ".join(f"{k}={v}" for k, v in r.options.items()),
+                "effects": counts_text(r),
+                "seconds": round(r.seconds, 2),
+                "message": r.message,
+            }
+            for r in results
+        ]
+    )
 
 
 def counts_text(result: Result) -> str:
@@ -166,15 +175,19 @@ def plot(results: list[Result], repeats: int):
     # (and the framework, when one notebook ran several).
     frameworks = {(r.scenario, r.point, r.target): r.framework for r in results}
     several = len(set(frameworks.values())) > 1
-    labels = [(f"{frameworks[(r['scenario'], r['point'], r['target'])]}\n" if several else "") + r["point"] + "".join(f"\n{k}={v}" for k, v in options[(r["scenario"], r["point"], r["target"])].items())
-              for r in rows]
+    labels = [
+        (f"{frameworks[(r['scenario'], r['point'], r['target'])]}\n" if several else "")
+        + r["point"]
+        + "".join(f"\n{k}={v}" for k, v in options[(r["scenario"], r["point"], r["target"])].items())
+        for r in rows
+    ]
     colors = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#9e9e9e"}
     fig, ax = plt.subplots(figsize=(max(5.0, 1.5 * len(rows) + 1.5), 4))
     bottom = [0] * len(rows)
     for verdict in Verdict:
         heights = [r[verdict.value] for r in rows]
         ax.bar(range(len(rows)), heights, bottom=bottom, color=colors[verdict.value], label=verdict.value)
-        bottom = [b + h for b, h in zip(bottom, heights)]
+        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     ax.set_xticks(range(len(rows)), labels, fontsize=8)
     ax.set_ylabel(f"runs (of {repeats} per line)")
     ax.set_ylim(0, max(repeats, 1))
@@ -187,7 +200,7 @@ def plot(results: list[Result], repeats: int):
 
 def text(results: list[Result]) -> str:
     """The result lines exactly as ``plugpull`` prints them (with resume's stderr under a line that shows it)."""
-    return cli.format_text(results)
+    return rendering.format_text(results)
 
 
 def reproduce(finding: str, pin: str, parameters: dict[str, Any], commit: str | None) -> str:
@@ -195,19 +208,33 @@ def reproduce(finding: str, pin: str, parameters: dict[str, Any], commit: str | 
     overrides = " ".join(f"-p {k} {shlex.quote(_json(v))}" for k, v in parameters.items())
     lines = ["git clone <plugpull repository> plugpull && cd plugpull"]
     if commit and commit.endswith("-dirty"):
-        lines.append(f"git checkout {commit[:-len('-dirty')]}  # this run had uncommitted changes on top of it")
+        lines.append(f"git checkout {commit[: -len('-dirty')]}  # this run had uncommitted changes on top of it")
     elif commit:
         lines.append(f"git checkout {commit}")
     lines.append(f"uv run plugpull report --finding {finding} --pin {pin}" + (f" {overrides}" if overrides else ""))
     return "\n".join(lines)
 
 
-def write_record(path: str | os.PathLike[str], *, finding: str, pin: str, env: dict[str, Any],
-                 parameters: dict[str, Any], results: list[Result], scenario_seconds: float) -> dict[str, Any]:
+def write_record(
+    path: str | os.PathLike[str],
+    *,
+    finding: str,
+    pin: str,
+    env: dict[str, Any],
+    parameters: dict[str, Any],
+    results: list[Result],
+    scenario_seconds: float,
+) -> dict[str, Any]:
     doc = record.build(
-        finding=finding, pin=pin, date=env["date"], started_at=env["started_at"],
+        finding=finding,
+        pin=pin,
+        date=env["date"],
+        started_at=env["started_at"],
         finished_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        versions=env["versions"], parameters=parameters, results=results, framework=env["framework"],
+        versions=env["versions"],
+        parameters=parameters,
+        results=results,
+        framework=env["framework"],
         scenario_seconds=round(scenario_seconds, 3),
     )
     record.write(Path(path), doc)

@@ -15,9 +15,10 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from plugpull.report import environment, execution, record
 from plugpull.report.environment import KernelEnv
@@ -53,10 +54,23 @@ def plugpull_commit(root: Path) -> str | None:
     """
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude,glob)findings/*/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/**",
-                                ":(exclude)docs/results.md"],
-                               capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ".",
+                ":(exclude,glob)findings/*/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]/**",
+                ":(exclude)docs/results.md",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
@@ -66,8 +80,14 @@ def locked_env(job: Job) -> KernelEnv:
     return environment.ensure(job.pin.requirements, job.finding.root)
 
 
-def run(job: Job, *, commit: str | None, make_env: Callable[[Job], KernelEnv] = locked_env,
-        out_root: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> Outcome:
+def run(
+    job: Job,
+    *,
+    commit: str | None,
+    make_env: Callable[[Job], KernelEnv] = locked_env,
+    out_root: Path | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Outcome:
     """Run ``job`` and place its files under ``out_root`` (default: the finding's repository)."""
     finding, pin = job.finding, job.pin
     out_root = out_root or finding.root
@@ -81,8 +101,10 @@ def run(job: Job, *, commit: str | None, make_env: Callable[[Job], KernelEnv] = 
             progress("environment ...")
             env = make_env(job)
             outcome.phases.update(env.phases)
-            progress(f"environment {'reused' if env.reused else 'built'} ({sum(env.phases.values()):.1f} s); "
-                     f"running the notebook ...")
+            progress(
+                f"environment {'reused' if env.reused else 'built'} ({sum(env.phases.values()):.1f} s); "
+                f"running the notebook ..."
+            )
         except Exception as exc:  # no kernel: still an HTML and a JSON saying why
             outcome.error = f"environment: {exc}"
         notebook_out = scratch / f"{pin.name}.ipynb"
@@ -107,12 +129,16 @@ def run(job: Job, *, commit: str | None, make_env: Callable[[Job], KernelEnv] = 
             # With several frameworks, the one this pin set installs names the record.
             framework = next((f for f in finding.frameworks if versions.get(f)), finding.framework)
             doc = record.build(
-                finding=finding.id, pin=pin.name, date=started_at.date().isoformat(),
+                finding=finding.id,
+                pin=pin.name,
+                date=started_at.date().isoformat(),
                 started_at=started_at.isoformat(timespec="seconds"),
                 finished_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                versions={**versions, "plugpull_commit": commit}, framework=framework,
+                versions={**versions, "plugpull_commit": commit},
+                framework=framework,
                 parameters={k: v for k, v in parameters.items() if k not in ("pin", "results_path")},
-                results=[], error=outcome.error,
+                results=[],
+                error=outcome.error,
             )
         outcome.phases["scenario"] = float(doc.get("scenario_seconds") or 0.0)
         outcome.phases["total"] = time.monotonic() - began

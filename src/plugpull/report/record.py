@@ -21,13 +21,32 @@ DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 REQUIRED = ("schema", "finding", "pin", "date", "started_at", "versions", "parameters", "results", "error")
 
 
-def build(*, finding: str, pin: str, date: str, started_at: str, finished_at: str, versions: dict[str, Any],
-          parameters: dict[str, Any], results: list[Result], error: str | None = None,
-          **extra: Any) -> dict[str, Any]:
+def build(
+    *,
+    finding: str,
+    pin: str,
+    date: str,
+    started_at: str,
+    finished_at: str,
+    versions: dict[str, Any],
+    parameters: dict[str, Any],
+    results: list[Result],
+    error: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """The record as a JSON-ready dict; secret-looking environment values are redacted (results.redact)."""
     return to_document(
-        results, finding=finding, pin=pin, date=date, started_at=started_at, finished_at=finished_at,
-        versions=versions, parameters=parameters, tally=tally(results), error=error, **extra,
+        results,
+        finding=finding,
+        pin=pin,
+        date=date,
+        started_at=started_at,
+        finished_at=finished_at,
+        versions=versions,
+        parameters=parameters,
+        tally=tally(results),
+        error=error,
+        **extra,
     )
 
 
@@ -68,8 +87,9 @@ def problems(path: Path, finding_dir: Path) -> list[str]:
             found.append(f"{where}: results[{i}] is not an object")
             continue
         if result.get("verdict") not in VERDICTS:
-            found.append(f"{where}: results[{i}] verdict {result.get('verdict')!r} is not one of "
-                         f"{', '.join(sorted(VERDICTS))}")
+            found.append(
+                f"{where}: results[{i}] verdict {result.get('verdict')!r} is not one of {', '.join(sorted(VERDICTS))}"
+            )
         for key in ("scenario", "point", "target", "message"):
             if not isinstance(result.get(key), str):
                 found.append(f"{where}: results[{i}] has no {key}")

@@ -67,8 +67,20 @@ def rows(root: Path, path: Path, doc: dict[str, Any]) -> list[list[str]]:
     framework = doc.get("framework") or _framework(doc)
     version = (doc.get("versions") or {}).get(framework) or "?"
     if doc["error"] is not None:
-        return [[doc["finding"], framework, version, "—", "—", "—",
-                 f"notebook failed: {doc['error']}", "—", doc["date"], link]]
+        return [
+            [
+                doc["finding"],
+                framework,
+                version,
+                "—",
+                "—",
+                "—",
+                f"notebook failed: {doc['error']}",
+                "—",
+                doc["date"],
+                link,
+            ]
+        ]
     lines: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for result in doc["results"]:
         lines.setdefault((result["scenario"], result["point"], result["target"]), []).append(result)
@@ -77,8 +89,20 @@ def rows(root: Path, path: Path, doc: dict[str, Any]) -> list[list[str]]:
         first = results[0]
         options = " ".join(f"{k}={v}" for k, v in (first.get("options") or {}).items()) or "—"
         effects = [effects_text((r.get("evidence") or {}).get("counts") or {}) for r in results]
-        out.append([doc["finding"], first.get("framework") or framework, first.get("version") or version, scenario,
-                    point, options, _counted([r["verdict"] for r in results]), _counted(effects), doc["date"], link])
+        out.append(
+            [
+                doc["finding"],
+                first.get("framework") or framework,
+                first.get("version") or version,
+                scenario,
+                point,
+                options,
+                _counted([r["verdict"] for r in results]),
+                _counted(effects),
+                doc["date"],
+                link,
+            ]
+        )
     return out
 
 
@@ -104,8 +128,11 @@ def _short(name: str, limit: int = 60) -> str:
 
 
 def _framework(doc: dict[str, Any]) -> str:
-    names = [k for k in (doc.get("versions") or {}) if k not in
-             ("plugpull", "plugpull_commit", "python", "os", "pandas", "matplotlib", "ipykernel")]
+    names = [
+        k
+        for k in (doc.get("versions") or {})
+        if k not in ("plugpull", "plugpull_commit", "python", "os", "pandas", "matplotlib", "ipykernel")
+    ]
     return names[0] if names else "?"
 
 
@@ -130,7 +157,8 @@ def check(root: Path) -> list[str]:
     expected = render(root)
     actual = page.read_text() if page.exists() else ""
     if actual != expected:
-        diff = difflib.unified_diff(actual.splitlines(), expected.splitlines(), f"{PAGE} (committed)",
-                                    f"{PAGE} (generated)", lineterm="", n=0)
+        diff = difflib.unified_diff(
+            actual.splitlines(), expected.splitlines(), f"{PAGE} (committed)", f"{PAGE} (generated)", lineterm="", n=0
+        )
         found.append(f"{PAGE} does not match what `plugpull report` would generate:\n" + "\n".join(diff))
     return found

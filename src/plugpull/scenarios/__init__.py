@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
-from contextlib import contextmanager
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -74,8 +75,17 @@ def target_env(channel: Any, workdir_path: Path) -> dict[str, str]:
     return env
 
 
-def make_result(scenario: str, target: Any, point: str, evidence: dict, judgement: Any, announced: list[dict],
-                began: float, shown: Any, kept: Path | None) -> Any:
+def make_result(
+    scenario: str,
+    target: Any,
+    point: str,
+    evidence: dict,
+    judgement: Any,
+    announced: list[dict],
+    began: float,
+    shown: Any,
+    kept: Path | None,
+) -> Any:
     """One Result line from a judgement, with the version the agent announced from inside its process."""
     from plugpull.results import Result
 

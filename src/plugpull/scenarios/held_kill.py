@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from plugpull import checks
 from plugpull.channel import Channel
-from plugpull.evidence import KillProof
-from plugpull.process import Outcome, Running, group_of, kill_group, live_members
+from plugpull.evidence import KillProof, Outcome
+from plugpull.process import Running, group_of, kill_group, live_members
 
 POLL = 0.01
 

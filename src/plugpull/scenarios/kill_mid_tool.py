@@ -16,8 +16,8 @@ from pathlib import Path
 
 from plugpull import checks
 from plugpull.channel import Channel
-from plugpull.evidence import CleanRun, KillEvidence
-from plugpull.process import Outcome, Running, reaping
+from plugpull.evidence import CleanRun, KillEvidence, Outcome
+from plugpull.process import Running, reaping
 from plugpull.provider import POINTS
 from plugpull.results import Result
 from plugpull.scenarios import Settings, make_result, target_env, workdir
@@ -28,10 +28,16 @@ NAME = "kill-mid-tool"
 
 __all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
 
+
 def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
     """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
     killed = kill_at_held_call(channel, running, timeout)
-    ev.start, ev.proof, ev.held_name, ev.counts_at_kill = killed.outcome, killed.proof, killed.held_name, killed.counts_at_kill
+    ev.start, ev.proof, ev.held_name, ev.counts_at_kill = (
+        killed.outcome,
+        killed.proof,
+        killed.held_name,
+        killed.counts_at_kill,
+    )
 
 
 def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
@@ -51,8 +57,12 @@ def run_clean(target: Target, settings: Settings) -> CleanRun:
         channel.phase = "clean"
         running = settings.spawn([*target.argv, "start"], env=target_env(channel, path), cwd=settings.cwd)
         outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
-        return CleanRun(start=outcome, counts=channel.provider.counts(), calls=len(channel.provider.calls),
-                        announced=list(channel.announced))
+        return CleanRun(
+            start=outcome,
+            counts=channel.provider.counts(),
+            calls=len(channel.provider.calls),
+            announced=list(channel.announced),
+        )
 
 
 def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
@@ -61,7 +71,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
     began = time.monotonic()
-    ev = KillEvidence(point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout)
+    ev = KillEvidence(
+        point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout
+    )
     ev.clean = clean_run(target, settings)
     announced, kept = list(ev.clean.announced), None
     if checks.check_clean_run(ev) is None:

@@ -22,8 +22,7 @@ from dataclasses import replace
 
 from plugpull import checks
 from plugpull.channel import Channel
-from plugpull.evidence import StoreEvidence, StoreProbe
-from plugpull.process import Outcome
+from plugpull.evidence import Outcome, StoreEvidence, StoreProbe
 from plugpull.results import Result
 from plugpull.scenarios import Settings, make_result, target_env, workdir
 from plugpull.store import POINTS, Store
@@ -73,8 +72,12 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
     began = time.monotonic()
     store = Store(fault=(write, point))
     ev = StoreEvidence(
-        write=write, point=point, start=Outcome(argv=[]), probe_carrying=list(probe.carrying),
-        start_timeout=settings.timeout, resume_timeout=settings.timeout,
+        write=write,
+        point=point,
+        start=Outcome(argv=[]),
+        probe_carrying=list(probe.carrying),
+        start_timeout=settings.timeout,
+        resume_timeout=settings.timeout,
     )
     with workdir(settings) as path, Channel(store=store) as channel:
         env = target_env(channel, path)
@@ -91,8 +94,9 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
         announced = channel.announced
     judgement = checks.judge_lost_session_write(ev)
     shown = {"start": ev.start, "resume": ev.resume}.get(judgement.show)
-    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown,
-                       path if settings.keep_workdir else None)
+    return make_result(
+        NAME, target, point, ev.to_dict(), judgement, announced, began, shown, path if settings.keep_workdir else None
+    )
 
 
 def run(target: Target, points: list[str], settings: Settings | None = None) -> list[Result]:

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from plugpull import checks
 from plugpull.channel import Channel
-from plugpull.evidence import ApprovalEvidence, ApprovalRun
-from plugpull.process import Outcome, Running, reaping
+from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
+from plugpull.process import Running, reaping
 from plugpull.results import Result
 from plugpull.scenarios import Settings, make_result, target_env, workdir
 from plugpull.scenarios.held_kill import POLL, kill_at_held_call
@@ -95,7 +95,11 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: ApprovalEvid
             return running
 
         def finish(running: Running | Outcome, timeout: float | None = None) -> ApprovalRun:
-            outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout if timeout is None else timeout)
+            outcome = (
+                running
+                if isinstance(running, Outcome)
+                else running.wait(settings.timeout if timeout is None else timeout)
+            )
             return ApprovalRun(outcome=outcome, effect_calls=calls_from(channel, running))
 
         env = target_env(channel, path)
@@ -155,8 +159,12 @@ def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_
     killed = kill_at_held_call(channel, running, settings.timeout)
     ev.approvals = [ApprovalRun(outcome=killed.outcome, effect_calls=calls_from(channel, running))]
     ev.proof, ev.held_name = killed.proof, killed.held_name
-    if checks.prove_held_kill("approve", killed.outcome, killed.proof, bool(channel.provider.calls), kill_point,
-                              settings.timeout) is None:
+    if (
+        checks.prove_held_kill(
+            "approve", killed.outcome, killed.proof, bool(channel.provider.calls), kill_point, settings.timeout
+        )
+        is None
+    ):
         channel.provider.arm(None)
         channel.phase = "recover"
         ev.recover = finish(spawn("recover"))

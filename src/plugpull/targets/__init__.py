@@ -67,7 +67,9 @@ _LANGGRAPH = BuiltIn(
             argv=python_module("plugpull.examples.langgraph_refund", "no-key", "--durability", durability),
             framework="langgraph",
             options={"durability": durability, "key": "none"},
-            notes={"after-effect": f"resume refunded again; effects in a resumed run must be idempotent: {LANGGRAPH_IDEMPOTENCY}"},
+            notes={
+                "after-effect": f"resume refunded again; effects in a resumed run must be idempotent: {LANGGRAPH_IDEMPOTENCY}"
+            },
         )
         for durability in ("sync", "async")
     ),
@@ -94,7 +96,7 @@ _OPENAI_AGENTS = BuiltIn(
             scenario="lost-session-write",
             notes={
                 "ack-lost": f"openai/openai-agents-python#4775 ({OPENAI_AGENTS_4775}); the SDK docs promise: "
-                f"\"{OPENAI_AGENTS_PROMISE}\" ({OPENAI_AGENTS_ADD_INPUT})"
+                f'"{OPENAI_AGENTS_PROMISE}" ({OPENAI_AGENTS_ADD_INPUT})'
             },
         ),
     ),
@@ -209,5 +211,5 @@ def agent(command: str, scenario: str = "kill-mid-tool") -> Target:
     """A user's agent from ``--agent COMMAND`` (split like a POSIX shell would), run under ``scenario``."""
     argv = shlex.split(command)
     if not argv:
-        raise ValueError("--agent needs a command, e.g. --agent \"python my_agent.py\"")
+        raise ValueError('--agent needs a command, e.g. --agent "python my_agent.py"')
     return Target(name="agent", argv=tuple(argv), scenario=scenario)

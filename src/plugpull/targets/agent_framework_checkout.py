@@ -105,7 +105,7 @@ async def checkout(order_id: str, first_done: asyncio.Event) -> str:
 async def checkout_two_orders(orders: list) -> dict:
     first_done = asyncio.Event()
     receipts = await asyncio.gather(*(checkout(o, first_done) for o in orders))
-    return dict(zip(orders, receipts))
+    return dict(zip(orders, receipts, strict=True))
 
 
 async def run(phase: str, workdir: Path) -> int:

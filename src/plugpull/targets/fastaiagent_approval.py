@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import importlib.metadata
 
-    from fastaiagent import AlreadyResumed, Agent, Resume, SQLiteCheckpointer, interrupt, tool
+    from fastaiagent import Agent, AlreadyResumed, Resume, SQLiteCheckpointer, interrupt, tool
     from fastaiagent._internal.errors import ChainCheckpointError
     from fastaiagent.testing import FunctionModel
 

@@ -30,11 +30,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
 from agents.run_state import RunState
 from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
+from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
 from plugpull.client import WORKDIR_ENV, announce, call_store
 
 SESSION_ID = "plugpull"

@@ -24,9 +24,9 @@ import json
 import sys
 from pathlib import Path
 
-from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.run_state import RunState
 
+from agents import Agent, Runner, function_tool, set_tracing_disabled
 from plugpull.client import announce, gate, record_effect
 from plugpull.targets.openai_agents_app import ORDER, ScriptedModel, workdir
 

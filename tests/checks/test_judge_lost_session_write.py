@@ -14,8 +14,17 @@ STAGED = f"message:user:note [staged-input {TOKEN}]"
 
 
 def write(number, phase="start", fault=None, answered=True):
-    return {"number": number, "phase": phase, "method": "add_items", "session": "s", "items": [],
-            "kept": fault != "write-lost", "answered": answered, "fault": fault, "pid": 1}
+    return {
+        "number": number,
+        "phase": phase,
+        "method": "add_items",
+        "session": "s",
+        "items": [],
+        "kept": fault != "write-lost",
+        "answered": answered,
+        "fault": fault,
+        "pid": 1,
+    }
 
 
 def proven(**changes) -> StoreEvidence:
@@ -27,8 +36,14 @@ def proven(**changes) -> StoreEvidence:
         probe_carrying=[4],
         token=TOKEN,
         carrying=[4],
-        writes=[write(1), write(2), write(3), write(4, fault="ack-lost", answered=False),
-                write(5, "resume"), write(6, "resume")],
+        writes=[
+            write(1),
+            write(2),
+            write(3),
+            write(4, fault="ack-lost", answered=False),
+            write(5, "resume"),
+            write(6, "resume"),
+        ],
         resume=Outcome(argv=["a", "resume"], returncode=0),
         staged_stored=1,
         counts={"message:user:refund": 1, "function_call:c1": 1, STAGED: 1, "message:assistant:done": 1},
@@ -95,8 +110,13 @@ def test_each_unproven_fault_is_an_error_with_its_reason(changes, reason):
 
 
 def probe(**changes) -> StoreProbe:
-    ok = StoreProbe(start=Outcome(argv=[], returncode=0), token=TOKEN, carrying=[4], writes=[write(n) for n in range(1, 6)],
-                    start_timeout=5)
+    ok = StoreProbe(
+        start=Outcome(argv=[], returncode=0),
+        token=TOKEN,
+        carrying=[4],
+        writes=[write(n) for n in range(1, 6)],
+        start_timeout=5,
+    )
     return replace(ok, **changes)
 
 

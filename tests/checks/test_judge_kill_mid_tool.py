@@ -30,7 +30,9 @@ def proven(**changes) -> KillEvidence:
 
 def clean(returncode=0, counts=None, **changes) -> CleanRun:
     counts = {"charge": 1} if counts is None else counts
-    return CleanRun(start=Outcome(argv=["a", "start"], returncode=returncode, **changes), counts=counts, calls=sum(counts.values()))
+    return CleanRun(
+        start=Outcome(argv=["a", "start"], returncode=returncode, **changes), counts=counts, calls=sum(counts.values())
+    )
 
 
 def proof(**changes) -> KillProof:
@@ -112,5 +114,7 @@ def test_an_effect_the_clean_run_owed_but_resume_never_asked_for_is_lost():
     ev = proven(clean=clean(counts={"charge_card:A": 1, "charge_card:B": 1}), counts={"charge_card:A": 2})
     j = judge_kill_mid_tool(ev)
     assert j.verdict is Verdict.FAIL
-    assert j.message == ("effect lost: the provider saw 0 charge_card:B (expected 1); "
-                         "effect duplicated: the provider saw 2 charge_card:A (expected 1)")
+    assert j.message == (
+        "effect lost: the provider saw 0 charge_card:B (expected 1); "
+        "effect duplicated: the provider saw 2 charge_card:A (expected 1)"
+    )

@@ -5,7 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from plugpull.checks import REFUSED_EXIT, judge_resume_after_approval as judge
+from plugpull.checks import REFUSED_EXIT
+from plugpull.checks import judge_resume_after_approval as judge
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, KillProof
 from plugpull.process import Outcome
 from plugpull.results import Verdict
@@ -20,8 +21,9 @@ def ran(code=0, calls=1, **changes) -> ApprovalRun:
 
 
 CALL = [{"seq": 1, "phase": "approve", "name": "refund", "key": None, "pid": 100, "group": 100}]
-CLEAN = ApprovalEvidence(point="approve-elsewhere", start=exited(0, "start"), approvals=[ran()],
-                         counts={"refund": 1}, calls=CALL, timeout=5)
+CLEAN = ApprovalEvidence(
+    point="approve-elsewhere", start=exited(0, "start"), approvals=[ran()], counts={"refund": 1}, calls=CALL, timeout=5
+)
 PROOF = KillProof(group=100, caller_pid=100, caller_group=100, held_open_at_kill=True, closed_after_kill=0.01)
 
 
@@ -31,11 +33,21 @@ def evidence(point: str, **changes) -> ApprovalEvidence:
         "approve-elsewhere": dict(clean=None, approvals=[ran()]),
         "double-resume": dict(approvals=[ran(), ran(REFUSED_EXIT, calls=0)], counts_after_first={"refund": 1}),
         "racing-resumers": dict(approvals=[ran()] + [ran(REFUSED_EXIT, calls=0)] * 4, racers=5, gated=5),
-        "killed-after-effect": dict(approvals=[ApprovalRun(exited(-signal.SIGKILL), 1)], proof=PROOF,
-                                    recover=ran(0, calls=1, phase="recover")),
+        "killed-after-effect": dict(
+            approvals=[ApprovalRun(exited(-signal.SIGKILL), 1)], proof=PROOF, recover=ran(0, calls=1, phase="recover")
+        ),
     }[point]
-    ev = ApprovalEvidence(**{"point": point, "start": exited(0, "start"), "clean": CLEAN, "counts": {"refund": 1},
-                             "calls": CALL, "timeout": 5, **base})
+    ev = ApprovalEvidence(
+        **{
+            "point": point,
+            "start": exited(0, "start"),
+            "clean": CLEAN,
+            "counts": {"refund": 1},
+            "calls": CALL,
+            "timeout": 5,
+            **base,
+        }
+    )
     return replace(ev, **changes)
 
 
@@ -44,12 +56,19 @@ def test_each_point_passes_with_one_effect_and_its_expected_exits(point):
     assert judge(evidence(point)).verdict is Verdict.PASS, judge(evidence(point)).message
 
 
-@pytest.mark.parametrize("start, start_calls, message", [
-    (exited(0, "start", spawn_error="no such file"), 0, "cannot start the target: no such file"),
-    (exited(None, "start", timed_out=True), 0, "start did not reach the approval pause within 5s (killed)"),
-    (exited(1, "start"), 0, "start ended (exit code 1) instead of pausing for approval with exit 0"),
-    (exited(0, "start"), 1, "start called record_effect 1 time(s) before any approval: the tool does not wait for approval"),
-])
+@pytest.mark.parametrize(
+    "start, start_calls, message",
+    [
+        (exited(0, "start", spawn_error="no such file"), 0, "cannot start the target: no such file"),
+        (exited(None, "start", timed_out=True), 0, "start did not reach the approval pause within 5s (killed)"),
+        (exited(1, "start"), 0, "start ended (exit code 1) instead of pausing for approval with exit 0"),
+        (
+            exited(0, "start"),
+            1,
+            "start called record_effect 1 time(s) before any approval: the tool does not wait for approval",
+        ),
+    ],
+)
 def test_a_start_that_does_not_pause_cleanly_is_an_error(start, start_calls, message):
     j = judge(evidence("approve-elsewhere", start=start, start_calls=start_calls))
     assert (j.verdict, j.message) == (Verdict.ERROR, message)
@@ -60,13 +79,19 @@ def test_an_approval_that_never_reports_an_effect_is_an_error_not_a_lost_effect(
     assert j.verdict is Verdict.ERROR and "never called record_effect" in j.message
 
 
-@pytest.mark.parametrize("approve, verdict, start_of_message", [
-    (exited(REFUSED_EXIT, stderr="AlreadyResumed: gone\n"), Verdict.FAIL,
-     "the framework refused the approval of a run paused in another process (exit 3: AlreadyResumed: gone)"),
-    (exited(1), Verdict.FAIL, "approve crashed (exit code 1)"),
-    (exited(None, timed_out=True), Verdict.FAIL, "approve hung: killed after 5s"),
-    (exited(0, spawn_error="nope"), Verdict.ERROR, "cannot start approve: nope"),
-])
+@pytest.mark.parametrize(
+    "approve, verdict, start_of_message",
+    [
+        (
+            exited(REFUSED_EXIT, stderr="AlreadyResumed: gone\n"),
+            Verdict.FAIL,
+            "the framework refused the approval of a run paused in another process (exit 3: AlreadyResumed: gone)",
+        ),
+        (exited(1), Verdict.FAIL, "approve crashed (exit code 1)"),
+        (exited(None, timed_out=True), Verdict.FAIL, "approve hung: killed after 5s"),
+        (exited(0, spawn_error="nope"), Verdict.ERROR, "cannot start approve: nope"),
+    ],
+)
 def test_a_first_approval_that_does_not_finish_fails_or_errors(approve, verdict, start_of_message):
     j = judge(evidence("approve-elsewhere", approvals=[ApprovalRun(approve, 0)]))
     assert j.verdict is verdict and j.message.startswith(start_of_message), j.message
@@ -83,7 +108,9 @@ def test_every_later_point_needs_a_clean_approval_that_passed(point):
 def test_a_second_approval_that_runs_the_tool_again_fails_even_when_a_key_absorbs_it():
     j = judge(evidence("double-resume", approvals=[ran(), ran(0, calls=1)]))
     assert (j.verdict, j.message) == (
-        Verdict.FAIL, "the second approval ran the approved tool again (exit code 0); the provider saw exactly 1 refund")
+        Verdict.FAIL,
+        "the second approval ran the approved tool again (exit code 0); the provider saw exactly 1 refund",
+    )
 
 
 def test_a_second_approval_that_does_nothing_and_exits_0_is_a_no_op_pass():
@@ -127,14 +154,26 @@ def test_fewer_than_two_racers_is_an_error():
     assert judge(evidence("racing-resumers", racers=1, approvals=[ran()])).verdict is Verdict.ERROR
 
 
-@pytest.mark.parametrize("changes, message", [
-    (dict(proof=None, approvals=[ApprovalRun(exited(0), 0)], calls=[]), "approve exited 0 and the tool never called record_effect"),
-    (dict(proof=replace(PROOF, caller_group=200)), "the held call came from pid 100 in process group 200, outside the killed group 100"),
-    (dict(approvals=[ApprovalRun(exited(0), 1)]), "approve did not die of SIGKILL (exit code 0)"),
-    (dict(proof=replace(PROOF, closed_after_kill=None)), "the held call's connection did not close within 2s of the kill"),
-    (dict(recover=None), "recover was not run"),
-    (dict(recover=ApprovalRun(exited(0, "recover", spawn_error="gone"))), "cannot start recover: gone"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            dict(proof=None, approvals=[ApprovalRun(exited(0), 0)], calls=[]),
+            "approve exited 0 and the tool never called record_effect",
+        ),
+        (
+            dict(proof=replace(PROOF, caller_group=200)),
+            "the held call came from pid 100 in process group 200, outside the killed group 100",
+        ),
+        (dict(approvals=[ApprovalRun(exited(0), 1)]), "approve did not die of SIGKILL (exit code 0)"),
+        (
+            dict(proof=replace(PROOF, closed_after_kill=None)),
+            "the held call's connection did not close within 2s of the kill",
+        ),
+        (dict(recover=None), "recover was not run"),
+        (dict(recover=ApprovalRun(exited(0, "recover", spawn_error="gone"))), "cannot start recover: gone"),
+    ],
+)
 def test_a_killed_approval_that_is_not_proven_is_an_error(changes, message):
     j = judge(evidence("killed-after-effect", **changes))
     assert j.verdict is Verdict.ERROR and j.message.startswith(message), j.message

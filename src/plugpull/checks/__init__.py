@@ -1,0 +1,51 @@
+"""Evidence -> verdict, one module per scenario family. Pure functions: no processes, no sockets, no clock.
+
+Scenarios gather evidence (plugpull.evidence); these functions turn it into a Judgement.
+Tests hit them with hand-built evidence (Jepsen's ok-op / info-op style). The names below are
+re-exported so a scenario reads ``checks.judge_kill_mid_tool(ev)``.
+"""
+
+from plugpull.checks.judgement import (
+    CLOSE_AFTER_KILL_LIMIT,
+    Judgement,
+    error,
+    judge_effects,
+    last_line,
+    prove_held_kill,
+)
+from plugpull.checks.kill_mid_tool import check_clean_run, judge_kill_mid_tool, prove_kill
+from plugpull.checks.lost_session_write import judge_items, judge_lost_session_write, prove_probe, prove_store_fault
+from plugpull.checks.resume_after_approval import (
+    REFUSED_EXIT,
+    check_clean_approval,
+    check_paused,
+    judge_approve_elsewhere,
+    judge_double_resume,
+    judge_killed_approval,
+    judge_racing_resumers,
+    judge_resume_after_approval,
+)
+
+__all__ = [
+    "CLOSE_AFTER_KILL_LIMIT",
+    "REFUSED_EXIT",
+    "Judgement",
+    "check_clean_approval",
+    "check_clean_run",
+    "check_paused",
+    "error",
+    "judge_approve_elsewhere",
+    "judge_double_resume",
+    "judge_effects",
+    "judge_items",
+    "judge_kill_mid_tool",
+    "judge_killed_approval",
+    "judge_lost_session_write",
+    "judge_racing_resumers",
+    "judge_resume_after_approval",
+    "last_line",
+    "prove_held_kill",
+    "prove_kill",
+    "prove_probe",
+    "prove_store_fault",
+]

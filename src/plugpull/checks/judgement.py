@@ -1,0 +1,101 @@
+"""What every check shares: the Judgement, ERROR, the held-call kill proof, effect counts.
+
+Pure functions: no processes, no sockets, no clock. The rule throughout: unknown is not
+success. Every verdict other than ERROR needs the fault proven to have landed where it was
+aimed; anything unproven is ERROR with the reason (docs/architecture.md, "Unknown is not success").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plugpull.evidence import KillProof, Outcome
+from plugpull.results import Verdict
+
+#: A held call's connection must close within this many seconds of the SIGKILL. The
+#: kernel closes a killed process's sockets as it tears the process down (milliseconds);
+#: a connection still open after this is held by a process the kill did not reach.
+CLOSE_AFTER_KILL_LIMIT = 2.0
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    message: str
+    # Which process's stderr belongs under the line: "clean", "start", "resume" or "".
+    show: str = ""
+
+
+def error(message: str, show: str = "start") -> Judgement:
+    return Judgement(Verdict.ERROR, message, show)
+
+
+def prove_held_kill(
+    phase: str, outcome: Outcome, proof: KillProof | None, called: bool, point: str, timeout: float
+) -> Judgement | None:
+    """None when the SIGKILL of ``phase`` is proven to have landed inside its held call; else the ERROR.
+
+    Proven means: the OS named the held call's process (SO_PEERCRED) and it was in the killed
+    group just before the kill; the call was still held when SIGKILL was sent; ``phase`` died of
+    SIGKILL; the held connection closed right after; nothing of the group survived.
+    """
+    if outcome.spawn_error:
+        return error(f"cannot start {'the target' if phase == 'start' else phase}: {outcome.spawn_error}", show=phase)
+    if proof is None:
+        if outcome.timed_out:
+            return error(f"{phase} did not reach the tool within {timeout:g}s (killed)", show=phase)
+        if not called:
+            if outcome.returncode == 0:
+                return error(f"{phase} exited 0 and the tool never called record_effect", show=phase)
+            return error(f"{phase} ended ({outcome.describe_exit()}) before the tool called record_effect", show=phase)
+        return error(f"{phase} ended ({outcome.describe_exit()}) but no call was held at {point}", show=phase)
+    if proof.caller_pid is None:
+        return error("the OS could not say which process made the held call (no peer credentials)", show=phase)
+    if proof.caller_group is None:
+        return error(f"the held call's process {proof.caller_pid} was gone before the kill", show=phase)
+    if proof.caller_group != proof.group:
+        return error(
+            f"the held call came from pid {proof.caller_pid} in process group {proof.caller_group}, "
+            f"outside the killed group {proof.group}",
+            show=phase,
+        )
+    if not proof.held_open_at_kill:
+        return error("the provider was no longer holding the call when the kill was sent", show=phase)
+    if not outcome.killed_by_sigkill:
+        return error(f"{phase} did not die of SIGKILL ({outcome.describe_exit()})", show=phase)
+    if proof.closed_after_kill is None or proof.closed_after_kill > CLOSE_AFTER_KILL_LIMIT:
+        return error(
+            f"the held call's connection did not close within {CLOSE_AFTER_KILL_LIMIT:g}s of the kill "
+            "(a process outside the kill still holds it)",
+            show=phase,
+        )
+    if proof.survivors:
+        return error(f"processes {proof.survivors} of the killed group were still alive after SIGKILL", show=phase)
+    return None
+
+
+def judge_effects(counts: dict[str, int]) -> Judgement:
+    """Every effect name the run used must have exactly one effect at the provider."""
+    if not counts:
+        return error("no effect was recorded or asked for", show="")
+    lost = [n for n, c in counts.items() if c == 0]
+    dup = {n: c for n, c in counts.items() if c >= 2}
+    parts = []
+    if lost:
+        parts.append("effect lost: the provider saw 0 " + ", 0 ".join(lost) + " (expected 1)")
+    if dup:
+        parts.append(
+            "effect duplicated: the provider saw " + ", ".join(f"{c} {n}" for n, c in dup.items()) + " (expected 1)"
+        )
+    if parts:
+        return Judgement(Verdict.FAIL, "; ".join(parts))
+    return Judgement(Verdict.PASS, "the provider saw exactly 1 " + ", 1 ".join(counts))
+
+
+def last_line(text: str, limit: int = 200) -> str:
+    """The last non-empty line of a process's output: where an agent prints why it stopped."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = lines[-1]
+    return line if len(line) <= limit else line[: limit - 3] + "..."

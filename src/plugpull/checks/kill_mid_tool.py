@@ -1,0 +1,64 @@
+"""kill-mid-tool evidence -> verdict: the clean run, the kill proof, effects after resume."""
+
+from __future__ import annotations
+
+from plugpull.checks.judgement import Judgement, error, judge_effects, prove_held_kill
+from plugpull.evidence import KillEvidence
+from plugpull.results import Verdict
+
+
+def prove_kill(ev: KillEvidence) -> Judgement | None:
+    """None when the kill is proven to have landed inside the held call; else the ERROR."""
+    return prove_held_kill("start", ev.start, ev.proof, bool(ev.calls), ev.point, ev.start_timeout)
+
+
+def check_clean_run(ev: KillEvidence) -> Judgement | None:
+    """None when the run without a kill asked for each of its effects exactly once.
+
+    The clean run is what makes counts after a crash mean something: it names every effect
+    a whole run owes (so an effect that resume never asks for still shows up as lost), and
+    it catches a target that itself asks for one effect twice (a retry loop without a key),
+    which would otherwise read as a duplicate caused by the crash.
+    """
+    clean = ev.clean
+    if clean is None:
+        return error("the clean run (no kill) was not run", show="")
+    start = clean.start
+    if start.spawn_error:
+        return error(f"cannot start the target: {start.spawn_error}", show="clean")
+    if start.timed_out:
+        where = "finish" if clean.calls else "reach the tool"
+        return error(f"a clean run (no kill) did not {where} within {ev.start_timeout:g}s (killed)", show="clean")
+    if start.returncode != 0:
+        return error(f"a clean run (no kill) ended ({start.describe_exit()})", show="clean")
+    if not clean.counts:
+        return error("start exited 0 and the tool never called record_effect (clean run, no kill)", show="clean")
+    twice = {n: c for n, c in clean.counts.items() if c != 1}
+    if twice:
+        listed = ", ".join(f"{c} {n}" for n, c in twice.items())
+        return error(
+            f"a clean run (no kill) already recorded {listed}: the target asks for one effect more than once "
+            "(a retry without a key?), so counts after a crash would prove nothing",
+            show="clean",
+        )
+    return None
+
+
+def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
+    """The verdict for one kill point (issue 2, section 3)."""
+    unproven = check_clean_run(ev) or prove_kill(ev)
+    if unproven is not None:
+        return unproven
+    resume = ev.resume
+    if resume is None:
+        return error("resume was not run", show="")
+    if resume.spawn_error:
+        return error(f"cannot start resume: {resume.spawn_error}", show="resume")
+    if resume.timed_out:
+        return Judgement(Verdict.FAIL, f"resume hung: killed after {ev.resume_timeout:g}s", "resume")
+    # Every effect the clean run owed counts, even one that resume never asked for (then 0).
+    counts = {**{name: 0 for name in ev.clean.counts}, **ev.counts}
+    if resume.returncode != 0:
+        effects = judge_effects(counts)
+        return Judgement(Verdict.FAIL, f"resume crashed ({resume.describe_exit()}); {effects.message}", "resume")
+    return judge_effects(counts)
