@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from plugpull.notes import describe
 from plugpull.results import Result, Verdict, tally
 
 
@@ -24,6 +25,8 @@ def format_text(results: list[Result]) -> str:
     lines = []
     for result in results:
         lines.append(format_line(result, widths))
+        # Notes are asserted, not measured: on their own lines under the measured message.
+        lines.extend(f"    note: {describe(note)}" for note in result.notes)
         if result.stderr.strip() and result.verdict is not Verdict.PASS:
             lines.append(textwrap.indent(result.stderr.rstrip(), "    | "))
         if "workdir" in result.evidence:

@@ -11,7 +11,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA = 1
+# 2: notes moved out of `message` into their own list (docs/json-schema.md, "Changes from schema 1").
+SCHEMA = 2
 
 #: Environment variable names that are never written into a report or JSON.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -37,7 +38,9 @@ class Result:
     scenario: str
     point: str
     target: str
-    message: str
+    message: str  # only what was measured
+    # Notes whose condition over the evidence held (plugpull.notes): {"text", "url", "condition"} each.
+    notes: list[dict[str, Any]] = field(default_factory=list)
     framework: str | None = None
     version: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
@@ -99,7 +102,7 @@ def tally(results: list[Result]) -> list[dict[str, Any]]:
 
 
 def to_document(results: list[Result], **extra: Any) -> dict[str, Any]:
-    """The top-level JSON document: ``{"schema": 1, "results": [...], ...extra}``."""
+    """The top-level JSON document: ``{"schema": SCHEMA, "results": [...], ...extra}``."""
     return {"schema": SCHEMA, **redact(extra), "results": [r.to_dict() for r in results]}
 
 

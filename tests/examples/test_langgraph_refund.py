@@ -59,4 +59,10 @@ def test_the_built_in_target_runs_both_durabilities_without_a_key():
     ]
     result = run_point(variants[0], "after-effect", SETTINGS)
     assert result.verdict is Verdict.FAIL
-    assert "functional-api#idempotency" in result.message
+    assert result.message == "effect duplicated: the provider saw 2 refund (expected 1)"
+    assert [n["url"] for n in result.notes] == [
+        "https://docs.langchain.com/oss/python/langgraph/functional-api#idempotency"
+    ]
+    assert [c["phase"] for c in result.evidence["calls"] if c["recorded"]] == ["start", "resume"]
+    passed = run_point(variants[0], "before-effect", SETTINGS)
+    assert passed.verdict is Verdict.PASS and passed.notes == []

@@ -86,13 +86,18 @@ def test_through_the_harness_the_swapped_restart_fails_naming_the_order_never_ch
             "effect lost: the provider saw 0 charge_card:B (expected 1); "
             "effect duplicated: the provider saw 2 charge_card:A (expected 1)"
         )
-        assert "agent-framework/issues/8292" in result.message
+        # The note is apart from the measured message, and says which evidence it matched.
+        assert "8292" not in result.message
+        (note,) = result.notes
+        assert note["url"] == "https://github.com/microsoft/agent-framework/issues/8292"
+        assert note["condition"] == "charge_card:A recorded 2 times and charge_card:B 0 times"
         # B's card is never asked for after the restore; the clean run (no kill) says it was owed.
         assert charged == ["charge_card:A", "charge_card:A"]
         assert result.evidence["clean"]["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
     else:
         assert result.verdict is Verdict.PASS, result.message
         assert sorted(charged) == ["charge_card:A", "charge_card:B"]
+        assert result.notes == []
 
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
@@ -100,6 +105,7 @@ def test_through_the_harness_the_restart_in_the_same_order_passes(point):
     (result,) = run_scenario(variant("control"), [point], settings=SETTINGS)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.message == "the provider saw exactly 1 charge_card:A, 1 charge_card:B"
+    assert result.notes == []
 
 
 def test_the_built_in_target_runs_the_swap_and_the_control():
@@ -107,7 +113,7 @@ def test_the_built_in_target_runs_the_swap_and_the_control():
     assert [v.options for v in variants] == [{"variant": "swap"}, {"variant": "control"}]
     assert all(v.framework == "agent-framework-core" for v in variants)
     # Only the swap's FAIL lines point at the issue; a control FAIL would be something else.
-    assert variants[1].notes == {}
+    assert variants[1].notes == ()
 
 
 def test_the_agent_imports_nothing_of_the_harness_or_other_frameworks():

@@ -12,7 +12,7 @@ from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
-from plugpull.targets import BUILT_INS
+from plugpull.targets import BUILT_INS, LANGGRAPH_6663, LANGGRAPH_INTERRUPTS, OPENAI_AGENTS_HITL
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +42,16 @@ def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(settin
         racing = line["racing-resumers"]
         assert racing.verdict is Verdict.FAIL and racing.evidence["gated"] == 5
         assert racing.evidence["counts"]["refund"] >= 2
+        assert [n["url"] for n in racing.notes] == [LANGGRAPH_INTERRUPTS, LANGGRAPH_6663]
         assert line["killed-before-effect"].verdict is Verdict.PASS, line["killed-before-effect"].message
         after = line["killed-after-effect"]
         assert after.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
-        assert after.message.startswith("effect duplicated: the provider saw 2 refund")
+        assert after.message == "effect duplicated: the provider saw 2 refund (expected 1)"
+        assert [n["text"] for n in after.notes] == [
+            "the node that called interrupt() runs again from its start on resume"
+        ]
+        for point in ("approve-elsewhere", "double-resume", "killed-before-effect"):
+            assert line[point].notes == [], (point, line[point].notes)
 
 
 def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_state(settings):
@@ -58,6 +64,10 @@ def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_sta
     assert line["racing-resumers"].message.startswith("5 of 5 approvers ran the approved tool")
     assert line["killed-before-effect"].verdict is Verdict.PASS, line["killed-before-effect"].message
     assert line["killed-after-effect"].message.startswith("effect duplicated: the provider saw 2 refund")
+    for point in ("double-resume", "racing-resumers", "killed-after-effect"):
+        assert [n["url"] for n in line[point].notes] == [OPENAI_AGENTS_HITL], point
+    for point in ("approve-elsewhere", "killed-before-effect"):
+        assert line[point].notes == [], point
 
 
 def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_run_stuck(settings):
@@ -72,6 +82,8 @@ def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_
     assert racing["counts"] == {"refund": 1}
     for approval in racing["approvals"]:
         assert approval["outcome"]["returncode"] in (0, 1, 3)
+    # A loser's "database is locked" crash is a FAIL the claim note does not explain.
+    assert line["racing-resumers"].notes == []
     for point, effects in (
         ("killed-before-effect", "effect lost: the provider saw 0 refund"),
         ("killed-after-effect", "the provider saw exactly 1 refund"),
@@ -84,3 +96,7 @@ def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_
             "AlreadyResumed with Resume(approved=True)"
         ), result.message
         assert effects in result.message
+        assert [n["condition"] for n in result.notes] == [
+            "recover exited 4 saying 'ChainCheckpointError without Resume; AlreadyResumed with Resume(approved=True)'"
+        ]
+        assert "claim" not in result.message

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull import rendering
+from plugpull.notes import describe
 from plugpull.report import record
 from plugpull.results import Result, Verdict, tally
 from plugpull.scenarios import Settings
@@ -154,6 +155,8 @@ def table(results: list[Result]):
                 "effects": counts_text(r),
                 "seconds": round(r.seconds, 2),
                 "message": r.message,
+                # Notes whose condition held on the line's evidence, apart from what was measured.
+                "notes": "; ".join(describe(note) for note in r.notes),
             }
             for r in results
         ]

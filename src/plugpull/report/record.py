@@ -18,6 +18,9 @@ from plugpull.results import SCHEMA, Result, Verdict, tally, to_document
 
 VERDICTS = {v.value for v in Verdict}
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: Schemas a record on disk may have. Schema 1 records (notes glued into ``message``) stay valid
+#: history; every record written now has ``SCHEMA`` (docs/json-schema.md, "Changes from schema 1").
+READABLE = (1, SCHEMA)
 REQUIRED = ("schema", "finding", "pin", "date", "started_at", "versions", "parameters", "results", "error")
 
 
@@ -67,8 +70,8 @@ def problems(path: Path, finding_dir: Path) -> list[str]:
     found = [f"{where}: missing field {k!r}" for k in REQUIRED if k not in record]
     if found:
         return found
-    if record["schema"] != SCHEMA:
-        found.append(f"{where}: schema {record['schema']!r}, expected {SCHEMA}")
+    if record["schema"] not in READABLE:
+        found.append(f"{where}: schema {record['schema']!r}, expected one of {', '.join(map(str, READABLE))}")
     if record["finding"] != finding_dir.name:
         found.append(f"{where}: finding {record['finding']!r} but it is under {finding_dir.name}/")
     if record["pin"] != path.stem:
@@ -93,6 +96,25 @@ def problems(path: Path, finding_dir: Path) -> list[str]:
         for key in ("scenario", "point", "target", "message"):
             if not isinstance(result.get(key), str):
                 found.append(f"{where}: results[{i}] has no {key}")
+        if record["schema"] != 1:
+            found.extend(f"{where}: results[{i}] {p}" for p in note_problems(result.get("notes")))
     if record["error"] is None and not record["results"]:
         found.append(f"{where}: no results and no error")
+    return found
+
+
+def note_problems(notes: Any) -> list[str]:
+    """What is wrong with a result's ``notes`` (schema 2): a list of {text, url, condition}."""
+    if not isinstance(notes, list):
+        return ["has no notes list"]
+    found = []
+    for j, note in enumerate(notes):
+        if not isinstance(note, dict):
+            found.append(f"notes[{j}] is not an object")
+            continue
+        for key in ("text", "condition"):
+            if not isinstance(note.get(key), str) or not note[key]:
+                found.append(f"notes[{j}] has no {key}")
+        if note.get("url") is not None and not isinstance(note["url"], str):
+            found.append(f"notes[{j}] url must be null or a string")
     return found

@@ -86,24 +86,25 @@ def make_result(
     shown: Any,
     kept: Path | None,
 ) -> Any:
-    """One Result line from a judgement, with the version the agent announced from inside its process."""
+    """One Result line from a judgement, with the version the agent announced from inside its process.
+
+    ``message`` is the judgement's alone; the target's notes whose condition holds on this line's
+    evidence go into ``notes`` (plugpull.notes).
+    """
+    from plugpull.notes import matched
     from plugpull.results import Result
 
     version = next((a.get("version") for a in announced if a.get("version")), None)
     framework = target.framework or next((a.get("framework") for a in announced if a.get("framework")), None)
-    message = judgement.message
-    note = target.notes.get(point)
-    if note and judgement.verdict.value == "FAIL":
-        message = f"{message}; {note}"
     evidence = dict(evidence)
     if kept is not None:
         evidence["workdir"] = str(kept)
-    return Result(
+    result = Result(
         verdict=judgement.verdict,
         scenario=scenario,
         point=point,
         target=target.label(version),
-        message=message,
+        message=judgement.message,
         framework=framework,
         version=version,
         options=dict(target.options),
@@ -111,3 +112,5 @@ def make_result(
         stderr=shown.stderr if shown is not None else "",
         seconds=round(time.monotonic() - began, 3),
     )
+    result.notes = matched(target.notes, result)
+    return result

@@ -14,6 +14,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from plugpull import notes as n
+from plugpull.notes import Note
+
 
 @dataclass(frozen=True)
 class Target:
@@ -24,8 +27,9 @@ class Target:
     framework: str | None = None  # distribution whose version the agent announces
     options: dict[str, Any] = field(default_factory=dict)
     scenario: str = "kill-mid-tool"
-    # Extra words for FAIL lines at a point, e.g. the documented rule a duplicate breaks.
-    notes: dict[str, str] = field(default_factory=dict)
+    # Upstream issues, doc quotes, causes: each attached to a FAIL line only when its condition
+    # over the evidence holds (plugpull.notes).
+    notes: tuple[Note, ...] = ()
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -57,6 +61,15 @@ def python_module(module: str, *args: str) -> tuple[str, ...]:
 # idempotent because an interrupted task runs again from its start.
 LANGGRAPH_IDEMPOTENCY = "https://docs.langchain.com/oss/python/langgraph/functional-api#idempotency"
 
+# Only when resume itself added a refund to one already there: a resume that crashed or hung with
+# 1 refund, or lost the refund, did not "refund again".
+LANGGRAPH_REFUNDED_AGAIN = Note(
+    text="resume refunded again; effects in a resumed run must be idempotent",
+    url=LANGGRAPH_IDEMPOTENCY,
+    condition="refund recorded 2 or more times, and resume's own call recorded one of them",
+    holds=lambda r: n.count(r, "refund") >= 2 and n.recorded_calls(r, "refund", "resume") >= 1,
+)
+
 _LANGGRAPH = BuiltIn(
     name="langgraph",
     module="langgraph",
@@ -67,9 +80,7 @@ _LANGGRAPH = BuiltIn(
             argv=python_module("plugpull.examples.langgraph_refund", "no-key", "--durability", durability),
             framework="langgraph",
             options={"durability": durability, "key": "none"},
-            notes={
-                "after-effect": f"resume refunded again; effects in a resumed run must be idempotent: {LANGGRAPH_IDEMPOTENCY}"
-            },
+            notes=(LANGGRAPH_REFUNDED_AGAIN,),
         )
         for durability in ("sync", "async")
     ),
@@ -84,6 +95,30 @@ OPENAI_AGENTS_PROMISE = (
     "Across serialization, resume, and replay-safe retries, the SDK preserves one durable InputItem occurrence."
 )
 
+
+def _staged_twice_after_ack_lost(r) -> bool:
+    # #4775 is a duplicate after a lost acknowledgement; a lost staged input (write-lost, or
+    # stored 0 times) is another bug and gets neither the issue nor the quote.
+    return r.evidence.get("point") == "ack-lost" and (r.evidence.get("staged_stored") or 0) >= 2
+
+
+_STAGED_TWICE = "ack-lost, and the staged input stored 2 or more times after resume"
+OPENAI_AGENTS_STAGED_TWICE = (
+    Note(
+        text='openai/openai-agents-python#4775: "RunState pending input can be duplicated when a Session '
+        'append loses acknowledgement"',
+        url=OPENAI_AGENTS_4775,
+        condition=_STAGED_TWICE,
+        holds=_staged_twice_after_ack_lost,
+    ),
+    Note(
+        text=f'the SDK docs promise: "{OPENAI_AGENTS_PROMISE}"',
+        url=OPENAI_AGENTS_ADD_INPUT,
+        condition=_STAGED_TWICE,
+        holds=_staged_twice_after_ack_lost,
+    ),
+)
+
 _OPENAI_AGENTS = BuiltIn(
     name="openai-agents",
     module="agents",
@@ -94,10 +129,7 @@ _OPENAI_AGENTS = BuiltIn(
             argv=python_module("plugpull.targets.openai_agents_app"),
             framework="openai-agents",
             scenario="lost-session-write",
-            notes={
-                "ack-lost": f"openai/openai-agents-python#4775 ({OPENAI_AGENTS_4775}); the SDK docs promise: "
-                f'"{OPENAI_AGENTS_PROMISE}" ({OPENAI_AGENTS_ADD_INPUT})'
-            },
+            notes=OPENAI_AGENTS_STAGED_TWICE,
         ),
     ),
 )
@@ -106,6 +138,15 @@ _OPENAI_AGENTS = BuiltIn(
 # call index) up to 1.19.0, so concurrent calls to one @step that restart in another order get each
 # other's saved results. "control" keeps the order, so only the swap can explain a FAIL.
 AGENT_FRAMEWORK_8292 = "https://github.com/microsoft/agent-framework/issues/8292"
+
+# The swap restarts B's branch first: replayed by call order, B's branch gets A's saved key and
+# charges A again, A's branch charges A anew, and B is never charged. Any other count is not #8292.
+AGENT_FRAMEWORK_SWAPPED = Note(
+    text="consistent with @step results replayed by call order, not by arguments (microsoft/agent-framework#8292)",
+    url=AGENT_FRAMEWORK_8292,
+    condition="charge_card:A recorded 2 times and charge_card:B 0 times",
+    holds=lambda r: n.counts(r).get("charge_card:A") == 2 and n.counts(r).get("charge_card:B") == 0,
+)
 
 _AGENT_FRAMEWORK = BuiltIn(
     name="agent-framework",
@@ -117,12 +158,7 @@ _AGENT_FRAMEWORK = BuiltIn(
             argv=python_module("plugpull.targets.agent_framework_checkout", "--variant", variant),
             framework="agent-framework-core",
             options={"variant": variant},
-            notes={
-                point: f"consistent with @step results replayed by call order, not by arguments: {AGENT_FRAMEWORK_8292}"
-                for point in ("before-effect", "after-effect")
-            }
-            if variant == "swap"
-            else {},
+            notes=(AGENT_FRAMEWORK_SWAPPED,) if variant == "swap" else (),
         )
         for variant in ("swap", "control")
     ),
@@ -135,6 +171,29 @@ _AGENT_FRAMEWORK = BuiltIn(
 LANGGRAPH_INTERRUPTS = "https://docs.langchain.com/oss/python/langgraph/interrupts"
 LANGGRAPH_6663 = "https://github.com/langchain-ai/langgraph/issues/6663"
 
+_TWO_APPROVERS = "2 or more approve processes ran the approved tool"
+LANGGRAPH_APPROVAL_NOTES = (
+    Note(
+        text="LangGraph does not claim a pending interrupt; every Command(resume=...) re-runs the node",
+        url=LANGGRAPH_INTERRUPTS,
+        condition=_TWO_APPROVERS,
+        holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
+    ),
+    Note(
+        text="langchain-ai/langgraph#6663: one interrupt resumed twice",
+        url=LANGGRAPH_6663,
+        condition=_TWO_APPROVERS,
+        holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
+    ),
+    # killed-after-effect: the killed approval recorded the refund, then recover re-ran the node.
+    Note(
+        text="the node that called interrupt() runs again from its start on resume",
+        url=LANGGRAPH_INTERRUPTS,
+        condition="recover ran the approved tool and refund was recorded 2 or more times",
+        holds=lambda r: n.recover_ran_the_tool(r) and n.count(r, "refund") >= 2,
+    ),
+)
+
 _LANGGRAPH_APPROVAL = BuiltIn(
     name="langgraph-approval",
     module="langgraph",
@@ -146,12 +205,7 @@ _LANGGRAPH_APPROVAL = BuiltIn(
             framework="langgraph",
             options={"durability": durability},
             scenario="resume-after-approval",
-            notes={
-                "racing-resumers": f"LangGraph does not claim a pending interrupt; every Command(resume=...) "
-                f"re-runs the node ({LANGGRAPH_INTERRUPTS}; {LANGGRAPH_6663})",
-                "killed-after-effect": f"the node that called interrupt() runs again from its start on resume: "
-                f"{LANGGRAPH_INTERRUPTS}",
-            },
+            notes=LANGGRAPH_APPROVAL_NOTES,
         )
         for durability in ("sync", "async")
     ),
@@ -160,6 +214,15 @@ _LANGGRAPH_APPROVAL = BuiltIn(
 # The SDK docs ("Human-in-the-loop") make RunState the durable record of a pause; it carries no
 # claim, so the same saved state can be approved and run any number of times.
 OPENAI_AGENTS_HITL = "https://openai.github.io/openai-agents-python/human_in_the_loop/"
+
+# Two restores of one RunState both ran the tool (two approvals, or the killed approval and recover)
+# and the refund was done twice: a crash or a refusal is not what this note explains.
+OPENAI_AGENTS_NO_CLAIM = Note(
+    text="a saved RunState carries no claim: every restore of it runs the approved tool",
+    url=OPENAI_AGENTS_HITL,
+    condition="2 or more processes (approve or recover) ran the approved tool and refund was recorded 2 or more times",
+    holds=lambda r: n.approvers_that_ran_the_tool(r) + n.recover_ran_the_tool(r) >= 2 and n.count(r, "refund") >= 2,
+)
 
 _OPENAI_AGENTS_APPROVAL = BuiltIn(
     name="openai-agents-approval",
@@ -171,16 +234,23 @@ _OPENAI_AGENTS_APPROVAL = BuiltIn(
             argv=python_module("plugpull.targets.openai_agents_approval"),
             framework="openai-agents",
             scenario="resume-after-approval",
-            notes={
-                point: f"a saved RunState carries no claim: every restore of it runs the approved tool ({OPENAI_AGENTS_HITL})"
-                for point in ("double-resume", "racing-resumers", "killed-after-effect")
-            },
+            notes=(OPENAI_AGENTS_NO_CLAIM,),
         ),
     ),
 )
 
 # FastAIAgent documents an atomic claim of the pending approval (AlreadyResumed for the loser)
 # and crash recovery that re-invokes the saved tool (Agent.aresume docstring, 1.94.0).
+# The agent's recover exits 4 and prints this line only when both public ways were refused
+# (src/plugpull/targets/fastaiagent_approval.py); recover's stderr is the one under the line.
+FASTAIAGENT_BOTH_REFUSED = "ChainCheckpointError without Resume; AlreadyResumed with Resume(approved=True)"
+FASTAIAGENT_CLAIM_KEPT = Note(
+    text="the approval's claim is taken before the tool runs and a crash cannot give it back: "
+    "resume(id) says 'pass resume_value', resume(id, Resume) says AlreadyResumed "
+    "(Agent.aresume docstring promises crash recovery re-invokes the tool)",
+    condition=f"recover exited 4 saying {FASTAIAGENT_BOTH_REFUSED!r}",
+    holds=lambda r: n.recover_exit(r) == 4 and FASTAIAGENT_BOTH_REFUSED in r.stderr,
+)
 _FASTAIAGENT = BuiltIn(
     name="fastaiagent",
     module="fastaiagent",
@@ -191,12 +261,7 @@ _FASTAIAGENT = BuiltIn(
             argv=python_module("plugpull.targets.fastaiagent_approval"),
             framework="fastaiagent",
             scenario="resume-after-approval",
-            notes={
-                point: "the approval's claim is taken before the tool runs and a crash cannot give it back: "
-                "resume(id) says 'pass resume_value', resume(id, Resume) says AlreadyResumed "
-                "(Agent.aresume docstring promises crash recovery re-invokes the tool)"
-                for point in ("killed-before-effect", "killed-after-effect")
-            },
+            notes=(FASTAIAGENT_CLAIM_KEPT,),
         ),
     ),
 )

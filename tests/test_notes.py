@@ -1,0 +1,81 @@
+"""Notes attach to a FAIL line only when their condition holds, and read partial evidence as "not observed"."""
+
+from plugpull import notes
+from plugpull.notes import Note, matched
+from plugpull.results import Result, Verdict
+
+ALWAYS = Note(text="always true", condition="always", holds=lambda r: True, url="https://example.org/a")
+NEVER = Note(text="never true", condition="never", holds=lambda r: False)
+
+
+def result(verdict: str, evidence: dict | None = None, stderr: str = "") -> Result:
+    return Result(
+        Verdict(verdict), "kill-mid-tool", "after-effect", "t", "measured", evidence=evidence or {}, stderr=stderr
+    )
+
+
+def test_a_fail_gets_each_note_whose_condition_holds_as_text_url_and_condition():
+    assert matched((ALWAYS, NEVER), result("FAIL")) == [
+        {"text": "always true", "url": "https://example.org/a", "condition": "always"}
+    ]
+
+
+def test_a_pass_or_an_error_gets_no_note_even_when_the_condition_holds():
+    assert matched((ALWAYS,), result("PASS")) == []
+    assert matched((ALWAYS,), result("ERROR")) == []
+
+
+def test_a_note_is_described_with_its_link_or_alone():
+    assert notes.describe(ALWAYS.to_dict()) == "always true (https://example.org/a)"
+    assert notes.describe(NEVER.to_dict()) == "never true"
+
+
+def test_the_message_is_left_as_measured_and_notes_go_to_their_own_field_in_json():
+    line = result("FAIL")
+    line.notes = matched((ALWAYS,), line)
+    data = line.to_dict()
+    assert data["message"] == "measured"
+    assert data["notes"] == [{"text": "always true", "url": "https://example.org/a", "condition": "always"}]
+    assert Result.from_dict(data) == line
+
+
+def test_a_schema_1_result_without_notes_reads_back_with_none():
+    data = result("FAIL").to_dict()
+    del data["notes"]
+    assert Result.from_dict(data).notes == []
+
+
+def test_readers_count_only_what_the_evidence_shows():
+    ev = {
+        "counts": {"refund": 2},
+        "calls": [
+            {"phase": "start", "name": "refund", "recorded": True},
+            {"phase": "resume", "name": "refund", "recorded": False},
+            {"phase": "resume", "name": "refund", "recorded": True},
+            {"phase": "resume", "name": "other", "recorded": True},
+        ],
+    }
+    line = result("FAIL", ev)
+    assert notes.count(line, "refund") == 2 and notes.count(line, "missing") == 0
+    assert notes.recorded_calls(line, "refund", "resume") == 1
+    assert notes.recorded_calls(line, "refund", "start") == 1
+
+
+def test_readers_take_missing_or_null_evidence_as_not_observed():
+    # An ERROR line's evidence may lack counts, calls, approvals or recover altogether.
+    for ev in ({}, {"counts": None, "calls": None, "approvals": None, "recover": None}):
+        line = result("FAIL", ev)
+        assert notes.counts(line) == {} and notes.count(line, "refund") == 0
+        assert notes.recorded_calls(line, "refund", "resume") == 0
+        assert notes.approvers_that_ran_the_tool(line) == 0
+        assert notes.recover_ran_the_tool(line) is False
+        assert notes.recover_exit(line) is None
+
+
+def test_a_recover_that_hung_or_never_started_has_no_exit_code():
+    def with_recover(**outcome):
+        return result("FAIL", {"recover": {"outcome": {"returncode": None, **outcome}, "effect_calls": 0}})
+
+    assert notes.recover_exit(with_recover(returncode=4)) == 4
+    assert notes.recover_exit(with_recover(returncode=-9, timed_out=True)) is None
+    assert notes.recover_exit(with_recover(spawn_error="no such file")) is None
