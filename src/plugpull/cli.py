@@ -57,7 +57,7 @@ def build_parser() -> ArgParser:
         choices=suite.all_points(),
         help="fault point (repeatable; default: every point of each scenario)",
     )
-    parser.add_argument("--json", action="store_true", help='print {"schema": 2, "results": [...]} (docs/json-schema.md)')
+    parser.add_argument("--json", action="store_true", help='print {"schema": 2, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument(
         "--timeout",

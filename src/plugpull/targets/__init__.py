@@ -142,7 +142,7 @@ AGENT_FRAMEWORK_8292 = "https://github.com/microsoft/agent-framework/issues/8292
 # The swap restarts B's branch first: replayed by call order, B's branch gets A's saved key and
 # charges A again, A's branch charges A anew, and B is never charged. Any other count is not #8292.
 AGENT_FRAMEWORK_SWAPPED = Note(
-    text="consistent with @step results replayed by call order, not by arguments (microsoft/agent-framework#8292)",
+    text="consistent with @step results replayed by call order, not by arguments: microsoft/agent-framework#8292",
     url=AGENT_FRAMEWORK_8292,
     condition="charge_card:A recorded 2 times and charge_card:B 0 times",
     holds=lambda r: n.counts(r).get("charge_card:A") == 2 and n.counts(r).get("charge_card:B") == 0,
