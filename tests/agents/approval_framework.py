@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-from plugpull.client import gate, record_effect
+from plugpull.client import gate, record_effect, record_result
 
 how, phase = sys.argv[1], sys.argv[2]
 workdir = Path(os.environ["PLUGPULL_WORKDIR"])
@@ -41,6 +41,7 @@ def tool() -> None:
     key = None if how == "no-key" else json.loads(run_file.read_text())["key"]
     record_effect("refund", key=key)
     done.write_text("done")
+    record_result({"refund": "done"})
 
 
 if phase == "start":
@@ -68,6 +69,7 @@ elif phase == "approve":
 elif phase == "recover":
     if done.exists():
         print("nothing to do: the run is finished")
+        record_result({"refund": "done"})
     elif how == "stuck":
         refuse("already resumed: the approval was claimed and cannot be resumed again")
     elif not claimed.exists() and how != "no-claim":

@@ -26,6 +26,10 @@ class Target:
     scenario: str = "kill-mid-tool"
     # Extra words for FAIL lines at a point, e.g. the documented rule a duplicate breaks.
     notes: dict[str, str] = field(default_factory=dict)
+    # Fields of the run's record_result value that differ run to run by design (ids, timestamps the
+    # model makes up), left out when the resumed run's result is compared with the golden one.
+    # Dotted paths into objects ("receipt.id"); an agent can add its own: announce(result_ignore="a,b.c").
+    result_ignore: tuple[str, ...] = ()
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -94,6 +98,7 @@ _OPENAI_AGENTS = BuiltIn(
             argv=python_module("plugpull.targets.openai_agents_app"),
             framework="openai-agents",
             scenario="lost-session-write",
+            result_ignore=("reply_id",),
             notes={
                 "ack-lost": f"openai/openai-agents-python#4775 ({OPENAI_AGENTS_4775}); the SDK docs promise: "
                 f'"{OPENAI_AGENTS_PROMISE}" ({OPENAI_AGENTS_ADD_INPUT})'
@@ -117,6 +122,7 @@ _AGENT_FRAMEWORK = BuiltIn(
             argv=python_module("plugpull.targets.agent_framework_checkout", "--variant", variant),
             framework="agent-framework-core",
             options={"variant": variant},
+            result_ignore=("orders.idempotency_key",),
             notes={
                 point: f"consistent with @step results replayed by call order, not by arguments: {AGENT_FRAMEWORK_8292}"
                 for point in ("before-effect", "after-effect")
@@ -171,6 +177,7 @@ _OPENAI_AGENTS_APPROVAL = BuiltIn(
             argv=python_module("plugpull.targets.openai_agents_approval"),
             framework="openai-agents",
             scenario="resume-after-approval",
+            result_ignore=("reply_id",),
             notes={
                 point: f"a saved RunState carries no claim: every restore of it runs the approved tool ({OPENAI_AGENTS_HITL})"
                 for point in ("double-resume", "racing-resumers", "killed-after-effect")
