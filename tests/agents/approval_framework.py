@@ -14,7 +14,10 @@ HOW is "correct" or one way to break a boundary:
 - racy-claim: check, then claim later (sequential approvals are refused, racing ones are not);
 - no-key: the tool calls without a key (recovery after the effect refunds again);
 - stuck: recover refuses a claimed run ("already resumed"), as a framework whose claim
-  cannot be taken back would.
+  cannot be taken back would;
+- idle-recover: recover exits 0 at once, finishing nothing and reporting no result.
+
+A phase that finishes the run reports its result: {"refund": "done"} (record_result).
 """
 
 import json
@@ -67,7 +70,9 @@ elif phase == "approve":
             refuse("already resumed (no pending approval to claim)")
     tool()
 elif phase == "recover":
-    if done.exists():
+    if how == "idle-recover":
+        print("recovered (nothing done)")
+    elif done.exists():
         print("nothing to do: the run is finished")
         record_result({"refund": "done"})
     elif how == "stuck":

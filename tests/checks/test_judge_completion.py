@@ -107,3 +107,14 @@ def test_json_equality_tells_true_from_1_and_lists_by_length():
     assert result_diff([1, 2], [1]) == "$: clean has 2 items, resumed 1"
     assert result_diff({"a": 1}, {}) == "$.a: clean 1, resumed has no 'a'"
     assert result_diff("x" * 100, "y").startswith('$: clean "xxxx') and "..." in result_diff("x" * 100, "y")
+
+
+def test_a_diff_names_every_place_up_to_three():
+    golden = {"orders": [{"customer": "A", "cents": 1999}, {"customer": "B", "cents": 4999}]}
+    resumed = {"orders": [{"customer": "A", "cents": 1999}, {"customer": "A", "cents": 1999}]}
+    assert result_diff(golden, resumed) == (
+        '$.orders[1].cents: clean 4999, resumed 1999; $.orders[1].customer: clean "B", resumed "A"'
+    )
+    assert result_diff(list(range(5)), [9] * 5) == (
+        "$[0]: clean 0, resumed 9; $[1]: clean 1, resumed 9; $[2]: clean 2, resumed 9 (and 2 more)"
+    )

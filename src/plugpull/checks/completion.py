@@ -70,31 +70,35 @@ def _same_kind(a: Any, b: Any) -> bool:
     return type(a) is type(b)
 
 
-def result_diff(golden: Any, resumed: Any, path: str = "$") -> str | None:
-    """None when the two JSON values are equal; else where they first differ, in one short line."""
+def result_diff(golden: Any, resumed: Any, limit: int = 3) -> str | None:
+    """None when the two JSON values are equal; else where they differ (the first ``limit`` places), one line."""
+    found: list[str] = []
+    _differences(golden, resumed, "$", found)
+    if not found:
+        return None
+    more = f" (and {len(found) - limit} more)" if len(found) > limit else ""
+    return "; ".join(found[:limit]) + more
+
+
+def _differences(golden: Any, resumed: Any, path: str, found: list[str]) -> None:
     if not _same_kind(golden, resumed):
-        return f"{path}: clean {_short(golden)}, resumed {_short(resumed)}"
-    if isinstance(golden, dict):
+        found.append(f"{path}: clean {_short(golden)}, resumed {_short(resumed)}")
+    elif isinstance(golden, dict):
         for key in sorted(set(golden) | set(resumed)):
             if key not in resumed:
-                return f"{path}.{key}: clean {_short(golden[key])}, resumed has no {key!r}"
-            if key not in golden:
-                return f"{path}.{key}: clean has no {key!r}, resumed {_short(resumed[key])}"
-            diff = result_diff(golden[key], resumed[key], f"{path}.{key}")
-            if diff:
-                return diff
-        return None
-    if isinstance(golden, list):
+                found.append(f"{path}.{key}: clean {_short(golden[key])}, resumed has no {key!r}")
+            elif key not in golden:
+                found.append(f"{path}.{key}: clean has no {key!r}, resumed {_short(resumed[key])}")
+            else:
+                _differences(golden[key], resumed[key], f"{path}.{key}", found)
+    elif isinstance(golden, list):
         if len(golden) != len(resumed):
-            return f"{path}: clean has {len(golden)} items, resumed {len(resumed)}"
-        for i, (a, b) in enumerate(zip(golden, resumed, strict=True)):
-            diff = result_diff(a, b, f"{path}[{i}]")
-            if diff:
-                return diff
-        return None
-    if golden != resumed:
-        return f"{path}: clean {_short(golden)}, resumed {_short(resumed)}"
-    return None
+            found.append(f"{path}: clean has {len(golden)} items, resumed {len(resumed)}")
+        else:
+            for i, (a, b) in enumerate(zip(golden, resumed, strict=True)):
+                _differences(a, b, f"{path}[{i}]", found)
+    elif golden != resumed:
+        found.append(f"{path}: clean {_short(golden)}, resumed {_short(resumed)}")
 
 
 def completion_problem(golden: Any, resumed: Sequence[Any], ignore: Sequence[str], phase: str) -> str | None:
