@@ -1,4 +1,5 @@
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,8 @@ def misbehaving():
 @pytest.fixture
 def approval_framework():
     return lambda how: agent_target("approval_framework.py", how)
+
+
+@pytest.fixture
+def session_app():
+    return lambda how: replace(agent_target("session_app.py", how), scenario="lost-session-write")

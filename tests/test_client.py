@@ -33,3 +33,63 @@ def test_a_bad_name_is_refused_before_anything_is_sent(monkeypatch):
     monkeypatch.setenv("PLUGPULL_SOCKET", "/nonexistent")
     with pytest.raises(ValueError):
         record_effect("")
+
+
+def test_record_result_is_remembered_per_phase_with_the_callers_pid_and_every_call_is_kept(monkeypatch):
+    import os
+
+    from plugpull import record_result
+
+    with Channel() as channel:
+        monkeypatch.setenv("PLUGPULL_SOCKET", channel.path)
+        channel.phase = "clean"
+        record_result({"answer": "done", "cents": 1999})
+        channel.phase = "resume"
+        record_result(["a", None])
+        record_result("again")
+        assert channel.results_of("clean") == [{"answer": "done", "cents": 1999}]
+        assert channel.results_of("resume") == [["a", None], "again"]
+        assert {r["pid"] for r in channel.results} == {os.getpid()}
+        assert channel.results_of(group=os.getpgid(0)) == [{"answer": "done", "cents": 1999}, ["a", None], "again"]
+
+
+def test_record_result_outside_a_run_does_nothing_but_refuses_what_is_not_json(monkeypatch):
+    from plugpull import record_result
+
+    monkeypatch.delenv("PLUGPULL_SOCKET", raising=False)
+    record_result({"answer": "done"})
+    with pytest.raises(ValueError, match="JSON value"):
+        record_result({"when": object()})
+    with pytest.raises(ValueError, match="JSON value"):
+        record_result(float("nan"))
+
+
+def test_a_held_call_carries_its_callers_group_before_the_held_event_fires():
+    import os
+    import threading
+
+    from plugpull.client import ChannelClosed, _request
+
+    with Channel() as channel:
+        channel.provider.arm("after-effect")
+        seen = {}
+
+        def watch():
+            channel.provider.held_event.wait(10)
+            seen["group"] = channel.provider.held.group
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        os.environ["PLUGPULL_SOCKET"] = channel.path
+
+        def call():
+            with pytest.raises(ChannelClosed):  # held, then closed with the channel: no answer
+                _request({"op": "effect", "name": "charge", "key": None})
+
+        caller = threading.Thread(target=call, daemon=True)
+        caller.start()
+        watcher.join(10)
+        channel.close()
+        caller.join(10)
+        del os.environ["PLUGPULL_SOCKET"]
+        assert seen["group"] == os.getpgid(0)

@@ -128,3 +128,27 @@ def test_a_call_no_session_makes_is_refused_and_not_numbered(method, args):
 def test_an_unknown_fault_point_is_refused():
     with pytest.raises(ValueError):
         Store(fault=(1, "disk-full"))
+
+
+def test_per_run_values_are_named_by_first_appearance_so_two_runs_compare():
+    from plugpull.store import identity, renamed, run_names
+
+    def run(run_id, call_id, token):
+        items = [
+            {"role": "user", "content": f"refund [run {run_id}]"},
+            {"type": "function_call", "call_id": call_id},
+            {"role": "user", "content": f"note [staged-input {token}]"},
+        ]
+        writes = [{"items": [item]} for item in items]
+        names = run_names(writes, token, [call_id, run_id])
+        return renamed({identity(i): 1 for i in items}, names)
+
+    assert (
+        run("r1", "call_1", "t1")
+        == run("r2", "call_2", "t2")
+        == {
+            "message:user:refund [run <run value 1>]": 1,
+            "function_call:<run value 2>": 1,
+            "message:user:note [staged-input <staged input>]": 1,
+        }
+    )

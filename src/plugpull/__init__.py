@@ -1,14 +1,15 @@
 """plugpull: break an agent run on purpose and check the framework's recovery.
 
-Only :func:`record_effect` is imported eagerly: it runs inside the agent on every start
+Only the agent-side client (:func:`record_effect`, :func:`record_result`) is imported eagerly: it runs inside the agent on every start
 and resume and must pull in nothing but the standard library. The harness API is
 loaded on first use.
 """
 
-from plugpull.client import ChannelClosed, NotInRun, PlugpullError, record_effect
+from plugpull.client import ChannelClosed, NotInRun, PlugpullError, record_effect, record_result
 
 __all__ = [
     "record_effect",
+    "record_result",
     "PlugpullError",
     "NotInRun",
     "ChannelClosed",

@@ -96,6 +96,9 @@ class Channel:
         self.provider = provider or Provider()
         self.store = store
         self.announced: list[dict] = []
+        # What record_result reported, in arrival order: {"phase", "pid", "group", "value"}. Every
+        # call is kept (a second result in one phase is evidence, docs/agent-protocol.md).
+        self.results: list[dict] = []
         self.gate = Gate()
         self.errors: list[str] = []
         self._dir = Path(tempfile.mkdtemp(prefix="plugpull-chan-"))
@@ -212,9 +215,10 @@ class Channel:
                     conn, {"ok": False, "error": "effect needs a non-empty string name and a string or null key"}
                 )
                 return
-            call, hold = self.provider.receive(name, key, pid)
-            # The caller's group while it is alive: says which of several phases made the call.
-            call.group = group_of(pid) if pid else None
+            # The caller's group, read while it is alive and before the provider can hold the call:
+            # once held, the scenario may kill at any moment, so the group is on the call first.
+            # It says which of several phases made the call and proves a held call's caller.
+            call, hold = self.provider.receive(name, key, pid, group=group_of(pid) if pid else None)
             if hold:
                 self._wait_closed(conn)
                 self.provider.mark_closed(call)
@@ -228,6 +232,14 @@ class Channel:
             info = {k: v for k, v in request.items() if k not in ("v", "op") and isinstance(v, (str, int, float))}
             with self._lock:
                 self.announced.append({"phase": self.phase, "pid": pid, **info})
+            self._reply(conn, {"ok": True})
+        elif op == "result":
+            if "value" not in request:
+                self._reply(conn, {"ok": False, "error": "result needs a value (any JSON value)"})
+                return
+            group = group_of(pid) if pid else None
+            with self._lock:
+                self.results.append({"phase": self.phase, "pid": pid, "group": group, "value": request["value"]})
             self._reply(conn, {"ok": True})
         elif op == "store" and self.store is not None:
             method = request.get("method")
@@ -247,6 +259,15 @@ class Channel:
             self._reply(conn, {"ok": True, "result": outcome.result})
         else:
             self._reply(conn, {"ok": False, "error": f"unknown op {op!r}"})
+
+    def results_of(self, phase: str | None = None, group: int | None = None) -> list:
+        """Values record_result reported in ``phase`` (and from process group ``group``), in order."""
+        with self._lock:
+            return [
+                r["value"]
+                for r in self.results
+                if (phase is None or r["phase"] == phase) and (group is None or r["group"] == group)
+            ]
 
     def _wait_closed(self, conn: socket.socket) -> None:
         """Block until the caller's end closes (its process died) or the channel closes."""

@@ -108,6 +108,28 @@ def gate() -> None:
     _request({"op": "gate"})
 
 
+def record_result(value: Any) -> None:
+    """Report this run's final outcome (final answer, order state: any JSON value), once per finished run.
+
+    The clean run's result is the *golden result*: after a crash and a resume, plugpull
+    passes a run only when its effects happened exactly once and the resumed run reported a
+    result equal to the golden one (JSON equality). Call it where the run ends, in every
+    phase that finishes the run (``start`` of a clean run, ``resume``, ``approve``,
+    ``recover``), with what the run's user would read: the final answer text, the order's
+    state. Values the model makes up (ids, timestamps) differ from run to run: leave them
+    out, or name them in ``announce(result_ignore="field,other.field")``. A second call in
+    one process is recorded too, as evidence (docs/agent-protocol.md). Does nothing outside
+    a plugpull run, so an agent can call it unconditionally.
+    """
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record_result: value must be a JSON value ({exc})") from None
+    if not os.environ.get(SOCKET_ENV):
+        return
+    _request({"op": "result", "value": value})
+
+
 def announce(**info: str | int | float) -> None:
     """Tell the harness facts read inside this process (framework and version, options).
 

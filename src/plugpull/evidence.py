@@ -49,7 +49,7 @@ class KillProof:
 
     group: int  # the process group that was killed (start's pgid)
     caller_pid: int | None  # the held call's pid from SO_PEERCRED; None if the OS could not say
-    caller_group: int | None  # os.getpgid(caller_pid) just before the kill; None if gone or unknown
+    caller_group: int | None  # os.getpgid(caller_pid) when the call arrived, before it was held; None: unknown
     held_open_at_kill: bool  # the provider was still holding the call when SIGKILL was sent
     closed_after_kill: float | None  # seconds from SIGKILL to the held connection closing; None: never
     survivors: list[int] = field(default_factory=list)  # live pids left in the group after the kill
@@ -63,9 +63,12 @@ class CleanRun:
     counts: dict[str, int] = field(default_factory=dict)  # effects per name; each must be 1
     calls: int = 0
     announced: list[dict[str, Any]] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)  # what it reported with record_result: the golden result
 
     def to_dict(self) -> dict[str, Any]:
-        return without_output({"start": asdict(self.start), "counts": dict(self.counts), "calls": self.calls})
+        return without_output(
+            {"start": asdict(self.start), "counts": dict(self.counts), "calls": self.calls, "results": self.results}
+        )
 
 
 def without_output(data: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +98,11 @@ class KillEvidence:
     held_name: str | None = None
     start_timeout: float = 0.0
     resume_timeout: float = 0.0
+    # The golden-result check (checks.completion): what the clean run reported (clean.results) and
+    # what resume reported with record_result, compared without the fields in result_ignore.
+    golden: list[Any] = field(default_factory=list)
+    resumed: list[Any] = field(default_factory=list)
+    result_ignore: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))
@@ -109,6 +117,9 @@ class StoreProbe:
     carrying: list[int] = field(default_factory=list)  # numbers of the writes that carried the staged input
     writes: list[dict[str, Any]] = field(default_factory=list)  # the store's write log
     start_timeout: float = 0.0
+    # The golden session: what the store held after the fault-free run, by identity with the run's
+    # own tokens and ids named (store.run_names); each item must be there once.
+    session: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -136,6 +147,8 @@ class StoreEvidence:
     counts: dict[str, int] = field(default_factory=dict)  # stored occurrences of every item ever written
     start_timeout: float = 0.0
     resume_timeout: float = 0.0
+    golden: dict[str, int] = field(default_factory=dict)  # the probe's session (StoreProbe.session)
+    session: dict[str, int] = field(default_factory=dict)  # counts, with this run's tokens and ids named
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))
@@ -147,6 +160,7 @@ class ApprovalRun:
 
     outcome: Outcome
     effect_calls: int = 0  # record_effect calls made from this process's group (the tool ran)
+    results: list[Any] = field(default_factory=list)  # record_result values from this process's group
 
 
 @dataclass
@@ -162,12 +176,17 @@ class ApprovalEvidence:
     counts_after_first: dict[str, int] = field(default_factory=dict)  # double-resume: after approval 1
     racers: int = 0  # racing-resumers: approvers started at once
     gated: int | None = None  # racing-resumers: approvers waiting at plugpull's gate when it opened
+    racer_outcomes: dict[str, int] = field(default_factory=dict)  # racing-resumers: approvers per outcome
     proof: KillProof | None = None  # killed-*: the kill of the approving process
     held_name: str | None = None
     recover: ApprovalRun | None = None  # killed-*: None when not run (the kill was not proven)
     counts: dict[str, int] = field(default_factory=dict)  # effects per name at the end
     calls: list[dict[str, Any]] = field(default_factory=list)
     timeout: float = 0.0
+    # The golden-result check: the clean approval's result (clean.approvals[0].results), compared with
+    # what the run's finishing process reported (recover; the racer that ran the tool).
+    golden: list[Any] = field(default_factory=list)
+    result_ignore: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return _strip_output(asdict(self))

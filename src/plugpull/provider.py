@@ -31,7 +31,7 @@ class EffectCall:
     name: str
     key: str | None
     pid: int | None  # the caller's pid from the socket's peer credentials
-    group: int | None = None  # the caller's process group when the call arrived (set by the channel)
+    group: int | None = None  # the caller's process group when the call arrived (read by the channel)
     recorded: bool = False  # this call added an effect (False for a repeat of a known key)
     held_at: str | None = None  # the kill point at which it was held, if any
     answered: bool = False
@@ -72,10 +72,14 @@ class Provider:
         with self._lock:
             self._armed = point
 
-    def receive(self, name: str, key: str | None, pid: int | None) -> tuple[EffectCall, bool]:
-        """Take one call. Returns the call and whether to hold it (True) or answer now."""
+    def receive(self, name: str, key: str | None, pid: int | None, group: int | None = None) -> tuple[EffectCall, bool]:
+        """Take one call. Returns the call and whether to hold it (True) or answer now.
+
+        ``group`` is the caller's process group read by the channel before this call: it is on
+        the call before ``held_event`` fires, so a kill can never come before the caller is known.
+        """
         with self._lock:
-            call = EffectCall(seq=next(self._seq), phase=self.phase, name=name, key=key, pid=pid)
+            call = EffectCall(seq=next(self._seq), phase=self.phase, name=name, key=key, pid=pid, group=group)
             self.calls.append(call)
             point, hold = self._armed, self._armed is not None
             if hold:

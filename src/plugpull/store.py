@@ -199,6 +199,39 @@ class Store:
             return sum(1 for s in sessions for i in self.contents.get(s, []) if carries(i, token))
 
 
+STAGED = "<staged input>"
+
+
+def run_names(writes: list[dict[str, Any]], staged: str | None, values: list[str]) -> dict[str, str]:
+    """Per-run value -> the name it has in every run, so two runs' sessions can be compared item by item.
+
+    A run draws its own tokens and ids (the staged input's token, ids the model makes up); the
+    app announces them (``staged_input=``, ``run_value=``). The staged token is named
+    ``<staged input>``; every other announced value ``<run value N>``, N by its first appearance
+    in the write log, so the same item in the probe and in a faulted run gets the same identity.
+    """
+    names = {staged: STAGED} if staged else {}
+    pending = [v for v in dict.fromkeys(values) if v and v not in names]
+    for write in writes:
+        for item in write.get("items", []):
+            text = text_of(item)
+            for _, value in sorted((text.find(v), v) for v in pending if v in text):
+                names[value] = f"<run value {len(names) + (0 if staged else 1)}>"
+            pending = [v for v in pending if v not in names]
+    return names
+
+
+def renamed(counts: dict[str, int], names: dict[str, str]) -> dict[str, int]:
+    """``counts`` (keyed by :func:`identity`) with every per-run value replaced by its name."""
+    ordered = sorted(names, key=len, reverse=True)
+    out: dict[str, int] = {}
+    for key, count in counts.items():
+        for value in ordered:
+            key = key.replace(value, names[value])
+        out[key] = out.get(key, 0) + count
+    return out
+
+
 def carries(item: Any, token: str) -> bool:
     """Whether ``item`` is a user message whose text holds ``token``.
 

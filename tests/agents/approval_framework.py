@@ -14,7 +14,10 @@ HOW is "correct" or one way to break a boundary:
 - racy-claim: check, then claim later (sequential approvals are refused, racing ones are not);
 - no-key: the tool calls without a key (recovery after the effect refunds again);
 - stuck: recover refuses a claimed run ("already resumed"), as a framework whose claim
-  cannot be taken back would.
+  cannot be taken back would;
+- idle-recover: recover exits 0 at once, finishing nothing and reporting no result.
+
+A phase that finishes the run reports its result: {"refund": "done"} (record_result).
 """
 
 import json
@@ -24,7 +27,7 @@ import time
 import uuid
 from pathlib import Path
 
-from plugpull.client import gate, record_effect
+from plugpull.client import gate, record_effect, record_result
 
 how, phase = sys.argv[1], sys.argv[2]
 workdir = Path(os.environ["PLUGPULL_WORKDIR"])
@@ -41,6 +44,7 @@ def tool() -> None:
     key = None if how == "no-key" else json.loads(run_file.read_text())["key"]
     record_effect("refund", key=key)
     done.write_text("done")
+    record_result({"refund": "done"})
 
 
 if phase == "start":
@@ -66,8 +70,11 @@ elif phase == "approve":
             refuse("already resumed (no pending approval to claim)")
     tool()
 elif phase == "recover":
-    if done.exists():
+    if how == "idle-recover":
+        print("recovered (nothing done)")
+    elif done.exists():
         print("nothing to do: the run is finished")
+        record_result({"refund": "done"})
     elif how == "stuck":
         refuse("already resumed: the approval was claimed and cannot be resumed again")
     elif not claimed.exists() and how != "no-claim":

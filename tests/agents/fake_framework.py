@@ -6,7 +6,13 @@ It saves "tool started" in $PLUGPULL_WORKDIR/state.json before running the tool 
 "tool done" after, and on resume runs the tool again unless it is done: the
 at-least-once recovery most frameworks have. BODY is what the tool does:
 no-key, stable-key (a key saved with the state before the tool ran), random-key (a new
-key every run) or ledger (writes its own "done" file, then calls the provider).
+key every run) or ledger (writes its own "done" file, then calls the provider). Two bodies
+charge like stable-key but end the run their own way: idle-resume (resume exits 0 at once,
+doing nothing and reporting no result) and phase-result (the result names the phase that
+finished the run, so a resumed run's result differs from the clean run's), and silent
+(reports no result, as an agent written before record_result).
+
+Every other finished run reports its result: {"charge": "done"} (record_result).
 """
 
 import json
@@ -15,7 +21,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from plugpull import record_effect
+from plugpull import record_effect, record_result
 
 body, phase = sys.argv[1], sys.argv[2]
 workdir = Path(os.environ["PLUGPULL_WORKDIR"])
@@ -25,7 +31,7 @@ state_file = workdir / "state.json"
 def tool(state):
     if body == "no-key":
         record_effect("charge")
-    elif body == "stable-key":
+    elif body in ("stable-key", "idle-resume", "phase-result", "silent"):
         record_effect("charge", key=state["key"])
     elif body == "random-key":
         record_effect("charge", key=uuid.uuid4().hex)
@@ -39,6 +45,8 @@ def tool(state):
         raise SystemExit(f"unknown body {body}")
 
 
+if phase == "resume" and body == "idle-resume":
+    sys.exit(0)
 if phase == "start":
     state = {"tool": "started", "key": uuid.uuid4().hex}
     state_file.write_text(json.dumps(state))
@@ -48,4 +56,6 @@ if state["tool"] != "done":
     tool(state)
     state["tool"] = "done"
     state_file.write_text(json.dumps(state))
+if body != "silent":
+    record_result({"charge": "done", "finished_in": phase} if body == "phase-result" else {"charge": "done"})
 print("run finished")

@@ -20,11 +20,11 @@ HOW:
 import subprocess
 import sys
 
-from plugpull import record_effect
+from plugpull import record_effect, record_result
 
 # A marker may stand between HOW and the phase, so tests can find their own processes.
 how, phase = sys.argv[1], sys.argv[-1]
-CALL = "from plugpull import record_effect; record_effect('charge')"
+CALL = "from plugpull import record_effect, record_result; record_effect('charge')"
 
 if how == "never-calls":
     print("tool ran, reported nothing")
@@ -65,3 +65,4 @@ elif how == "pause-no-gate":
         record_effect("charge")
 else:
     raise SystemExit(f"unknown HOW {how}")
+record_result({"finished": how})

@@ -74,7 +74,7 @@ def test_every_name_is_judged_on_its_own():
         (proven(proof=None, calls=[], start=Outcome(argv=["a"], returncode=1)), "before the tool called"),
         (proven(proof=None, calls=[], start=Outcome(argv=["a"], timed_out=True)), "did not reach the tool"),
         (proven(proof=proof(caller_pid=None)), "could not say which process"),
-        (proven(proof=proof(caller_group=None)), "gone before the kill"),
+        (proven(proof=proof(caller_group=None)), "gone before its process group could be read"),
         (proven(proof=proof(caller_group=555)), "outside the killed group"),
         (proven(proof=proof(held_open_at_kill=False)), "no longer holding"),
         (proven(start=Outcome(argv=["a"], returncode=0)), "did not die of SIGKILL"),

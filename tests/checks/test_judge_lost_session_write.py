@@ -137,3 +137,50 @@ def test_a_clean_probe_is_proven():
 def test_each_failed_probe_is_an_error_with_its_reason(changes, reason):
     j = prove_probe(probe(**changes))
     assert j is not None and j.verdict is Verdict.ERROR and reason in j.message
+
+
+GOLDEN = {
+    "message:user:refund [run <run value 1>]": 1,
+    "function_call:<run value 2>": 1,
+    "message:user:note [staged-input <staged input>]": 1,
+    "message:assistant:done": 1,
+}
+
+
+def test_a_resumed_session_equal_to_the_probes_passes():
+    j = judge_lost_session_write(proven(golden=GOLDEN, session=dict(GOLDEN)))
+    assert (j.verdict, j.message) == (
+        Verdict.PASS,
+        "write 4: staged input stored once; every other item of the probe's session (3) stored once, none beyond it",
+    )
+
+
+def test_an_item_of_the_probes_session_missing_after_resume_is_lost():
+    session = {**GOLDEN, "function_call:<run value 2>": 0}
+    j = judge_lost_session_write(proven(golden=GOLDEN, session=session))
+    assert (j.verdict, j.message) == (Verdict.FAIL, "write 4: 1 other item(s) lost: function_call:<run value 2>")
+
+
+def test_an_item_the_probe_never_stored_is_beyond_the_session():
+    session = {**GOLDEN, "message:assistant:<run value 3>": 1}
+    j = judge_lost_session_write(proven(golden=GOLDEN, session=session))
+    assert (j.verdict, j.message) == (
+        Verdict.FAIL,
+        "write 4: 1 item(s) beyond the probe's session: message:assistant:<run value 3>",
+    )
+
+
+def test_a_probe_that_already_stores_an_item_twice_is_an_error():
+    probe = StoreProbe(
+        start=Outcome(argv=["a", "start"], returncode=0),
+        token=TOKEN,
+        carrying=[4],
+        writes=[write(n) for n in (1, 2, 3, 4)],
+        session={**GOLDEN, "message:assistant:done": 2},
+    )
+    j = prove_probe(probe)
+    assert j.verdict is Verdict.ERROR
+    assert j.message.startswith(
+        "probe: the target duplicates without a fault: with every store call answered the store holds "
+        "message:assistant:done x2"
+    )

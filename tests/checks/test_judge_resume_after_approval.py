@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from plugpull.checks import REFUSED_EXIT
+from plugpull.checks import REFUSED_EXIT, racer_outcomes
 from plugpull.checks import judge_resume_after_approval as judge
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, KillProof
 from plugpull.process import Outcome
@@ -16,8 +16,8 @@ def exited(code=0, phase="approve", **changes) -> Outcome:
     return Outcome(argv=["a", phase], returncode=code, **changes)
 
 
-def ran(code=0, calls=1, **changes) -> ApprovalRun:
-    return ApprovalRun(outcome=exited(code, **changes), effect_calls=calls)
+def ran(code=0, calls=1, results=None, **changes) -> ApprovalRun:
+    return ApprovalRun(outcome=exited(code, **changes), effect_calls=calls, results=results or [])
 
 
 CALL = [{"seq": 1, "phase": "approve", "name": "refund", "key": None, "pid": 100, "group": 100}]
@@ -145,9 +145,70 @@ def test_two_racers_running_the_tool_fail_with_the_count():
 
 
 def test_a_racer_that_crashes_instead_of_refusing_fails():
-    approvals = [ran()] + [ran(REFUSED_EXIT, calls=0)] * 3 + [ran(1, calls=0, stderr="database is locked\n")]
+    approvals = [ran()] + [ran(REFUSED_EXIT, calls=0)] * 3 + [ran(1, calls=0, stderr="KeyError: 'pending'\n")]
     j = judge(evidence("racing-resumers", approvals=approvals))
-    assert j.verdict is Verdict.FAIL and "1 crashed (exit code 1: database is locked)" in j.message
+    assert j.verdict is Verdict.FAIL and "1 crashed (exit code 1: KeyError: 'pending')" in j.message
+
+
+def test_a_racer_that_crashed_on_a_locked_database_is_its_own_outcome_apart_from_the_runner():
+    locked = "Traceback (most recent call last):\nsqlite3.OperationalError: database is locked\n"
+    approvals = [ran()] + [ran(REFUSED_EXIT, calls=0)] * 3 + [ran(1, calls=0, stderr=locked)]
+    ev = evidence("racing-resumers", approvals=approvals)
+    j = judge(ev)
+    assert (j.verdict, j.message) == (
+        Verdict.FAIL,
+        "1 of 5 approvers ran the approved tool, 3 refused (exit 3), 1 crashed: database is locked; "
+        "the provider saw exactly 1 refund",
+    )
+    assert racer_outcomes(ev) == {"ran the tool": 1, "refused": 3, "crashed: database is locked": 1}
+
+
+def test_a_lone_runner_that_crashed_is_named_as_crashed():
+    approvals = [ran(1, stderr="RuntimeError: boom\n")] + [ran(REFUSED_EXIT, calls=0)] * 4
+    ev = evidence("racing-resumers", approvals=approvals)
+    j = judge(ev)
+    assert j.verdict is Verdict.FAIL
+    assert j.message.startswith(
+        "1 of 5 approvers ran the approved tool and crashed (exit code 1: RuntimeError: boom), "
+    )
+    assert racer_outcomes(ev) == {"ran the tool, crashed": 1, "refused": 4}
+
+
+def test_the_racer_that_ran_the_tool_must_report_the_golden_result():
+    golden = [{"refund": "done"}]
+    approvals = [ran(results=[])] + [ran(REFUSED_EXIT, calls=0)] * 4
+    j = judge(evidence("racing-resumers", approvals=approvals, golden=golden))
+    assert (j.verdict, j.message) == (
+        Verdict.FAIL,
+        "run did not finish: the approver that ran the tool exited 0 without a result",
+    )
+    approvals = [ran(results=golden)] + [ran(REFUSED_EXIT, calls=0)] * 4
+    j = judge(evidence("racing-resumers", approvals=approvals, golden=golden))
+    assert j.verdict is Verdict.PASS and j.message.endswith("; the result equals the clean run's")
+
+
+def test_a_recover_that_exits_0_without_a_result_fails_as_unfinished():
+    j = judge(evidence("killed-after-effect", golden=[{"refund": "done"}]))
+    assert (j.verdict, j.message, j.show) == (
+        Verdict.FAIL,
+        "run did not finish: recover exited 0 without a result",
+        "recover",
+    )
+
+
+def test_a_recover_with_another_result_fails_with_the_difference():
+    recover = ran(0, calls=1, phase="recover", results=[{"refund": "pending"}])
+    j = judge(evidence("killed-after-effect", golden=[{"refund": "done"}], recover=recover))
+    assert (j.verdict, j.message) == (
+        Verdict.FAIL,
+        'result differs from the clean run: $.refund: clean "done", resumed "pending"',
+    )
+
+
+def test_a_clean_approval_with_two_results_has_no_golden_result():
+    j = judge(evidence("killed-after-effect", golden=[1, 2]))
+    assert j.verdict is Verdict.ERROR
+    assert j.message.startswith("a clean approval (no fault) reported 2 results")
 
 
 def test_fewer_than_two_racers_is_an_error():

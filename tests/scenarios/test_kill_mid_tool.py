@@ -121,3 +121,44 @@ def test_the_tail_of_a_flood_is_bounded(misbehaving):
     assert outcome.returncode == 0
     assert len(outcome.stdout) < OUTPUT_TAIL_BYTES + 100
     assert outcome.stdout.startswith("[... ") and outcome.stdout.endswith("y" * 100)
+
+
+def test_a_resume_that_exits_0_and_does_nothing_fails_at_after_effect(fake_framework):
+    # The effect was recorded before the kill, so the count alone reads 1: only the missing
+    # result shows that the resumed run never finished.
+    result = run_point(fake_framework("idle-resume"), "after-effect", FAST)
+    assert result.verdict is Verdict.FAIL
+    assert result.message == "run did not finish: resume exited 0 without a result"
+    assert result.evidence["counts"] == {"charge": 1}
+    assert result.evidence["golden"] == [{"charge": "done"}] and result.evidence["resumed"] == []
+
+
+def test_a_resume_that_reports_another_result_fails_with_the_difference(fake_framework):
+    result = run_point(fake_framework("phase-result"), "after-effect", FAST)
+    assert result.verdict is Verdict.FAIL
+    assert result.message == ('result differs from the clean run: $.finished_in: clean "start", resumed "resume"')
+    assert result.evidence["resumed"] == [{"charge": "done", "finished_in": "resume"}]
+
+
+def test_a_resumed_run_with_the_golden_result_passes_and_says_so(fake_framework):
+    result = run_point(fake_framework("stable-key"), "after-effect", FAST)
+    assert result.verdict is Verdict.PASS
+    assert result.message == "the provider saw exactly 1 charge; the result equals the clean run's"
+
+
+def test_fields_a_target_names_are_left_out_of_the_comparison(fake_framework):
+    from dataclasses import replace
+
+    target = replace(fake_framework("phase-result"), result_ignore=("finished_in",))
+    result = run_point(target, "after-effect", FAST)
+    assert result.verdict is Verdict.PASS, result.message
+    assert result.evidence["result_ignore"] == ["finished_in"]
+
+
+def test_an_agent_that_reports_no_result_keeps_the_effect_rule_and_is_told_how_to_check_completion(fake_framework):
+    result = run_point(fake_framework("silent"), "after-effect", FAST)
+    assert result.verdict is Verdict.PASS, result.message
+    assert result.message == (
+        "the provider saw exactly 1 charge; completion not checked: the clean run reported no result "
+        "(call plugpull.record_result(value) where a run ends to check it)"
+    )

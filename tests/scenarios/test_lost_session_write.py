@@ -39,7 +39,17 @@ def test_the_probe_finds_that_only_the_admission_write_carries_the_staged_input(
 def test_a_lost_write_is_appended_once_by_the_resumed_run(results):
     r = results["write-lost"]
     assert r.verdict is Verdict.PASS, r.message
-    assert r.message == "write 4: staged input stored once; every other written item (4) stored once"
+    assert r.message == (
+        "write 4: staged input stored once; every other item of the probe's session (4) stored once, none beyond it"
+    )
+    # The golden session names the run's own tokens and ids, so the probe's items match this run's.
+    assert sorted(r.evidence["golden"]) == [
+        "function_call:<run value 2>",
+        "function_call_output:<run value 2>",
+        "message:assistant:Refunded A-1001 (1 later note(s) read; reply <run value 3>).",
+        "message:user:Also email the receipt to the customer. [staged-input <staged input>]",
+        "message:user:Refund order A-1001, please. [run <run value 1>]",
+    ]
     assert r.notes == []
     assert r.evidence["start"]["returncode"] == 1 and r.evidence["resume"]["returncode"] == 0
 

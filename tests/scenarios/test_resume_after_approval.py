@@ -19,6 +19,8 @@ TABLE = {
     "racy-claim": ["PASS", "PASS", "FAIL", "PASS", "PASS"],
     "no-key": ["PASS", "PASS", "PASS", "PASS", "FAIL"],
     "stuck": ["PASS", "PASS", "PASS", "FAIL", "FAIL"],
+    # recover exits 0 and finishes nothing: the effect alone (recorded before the kill) would pass.
+    "idle-recover": ["PASS", "PASS", "PASS", "FAIL", "FAIL"],
 }
 
 
@@ -42,6 +44,22 @@ def test_a_killed_approval_is_proven_before_recover_runs(approval_framework):
     assert ev["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
     assert ev["proof"]["caller_group"] == ev["proof"]["group"]
     assert ev["recover"]["outcome"]["returncode"] == 0 and ev["counts"] == {"refund": 1}
+
+
+def test_a_recover_that_exits_0_and_finishes_nothing_fails_although_the_effect_count_is_1(approval_framework):
+    result = run_point(approval_framework("idle-recover"), "killed-after-effect", SETTINGS)
+    assert (result.verdict, result.message) == (
+        Verdict.FAIL,
+        "run did not finish: recover exited 0 without a result",
+    )
+    ev = result.evidence
+    assert ev["counts"] == {"refund": 1} and ev["golden"] == [{"refund": "done"}] and ev["recover"]["results"] == []
+
+
+def test_the_racer_that_ran_the_tool_reports_the_golden_result(approval_framework):
+    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS)
+    assert result.verdict is Verdict.PASS and result.message.endswith("; the result equals the clean run's")
+    assert result.evidence["racer_outcomes"] == {"ran the tool": 1, "refused": 4}
 
 
 def test_a_stuck_run_says_what_the_framework_said(approval_framework):

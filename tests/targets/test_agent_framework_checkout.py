@@ -104,7 +104,16 @@ def test_through_the_harness_the_swapped_restart_fails_naming_the_order_never_ch
 def test_through_the_harness_the_restart_in_the_same_order_passes(point):
     (result,) = run_scenario(variant("control"), [point], settings=SETTINGS)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
-    assert result.message == "the provider saw exactly 1 charge_card:A, 1 charge_card:B"
+    assert result.message == (
+        "the provider saw exactly 1 charge_card:A, 1 charge_card:B; the result equals the clean run's"
+    )
+    # The golden result: each order charged to its own customer (the per-run key left out).
+    assert [
+        {k: v for k, v in order.items() if k != "idempotency_key"} for order in result.evidence["golden"][0]["orders"]
+    ] == [
+        {"order_id": "A", "customer": "A", "cents": 1999},
+        {"order_id": "B", "customer": "B", "cents": 4999},
+    ]
     assert result.notes == []
 
 

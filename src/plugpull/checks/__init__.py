@@ -5,6 +5,14 @@ Tests hit them with hand-built evidence (Jepsen's ok-op / info-op style). The na
 re-exported so a scenario reads ``checks.judge_kill_mid_tool(ev)``.
 """
 
+from plugpull.checks.completion import (
+    NOT_CHECKED,
+    check_golden,
+    completion_problem,
+    result_diff,
+    with_completion,
+    without_fields,
+)
 from plugpull.checks.judgement import (
     CLOSE_AFTER_KILL_LIMIT,
     Judgement,
@@ -24,10 +32,18 @@ from plugpull.checks.resume_after_approval import (
     judge_killed_approval,
     judge_racing_resumers,
     judge_resume_after_approval,
+    racer_outcomes,
 )
 
 __all__ = [
     "CLOSE_AFTER_KILL_LIMIT",
+    "NOT_CHECKED",
+    "check_golden",
+    "completion_problem",
+    "racer_outcomes",
+    "result_diff",
+    "with_completion",
+    "without_fields",
     "REFUSED_EXIT",
     "Judgement",
     "check_clean_approval",

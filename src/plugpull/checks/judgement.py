@@ -52,7 +52,9 @@ def prove_held_kill(
     if proof.caller_pid is None:
         return error("the OS could not say which process made the held call (no peer credentials)", show=phase)
     if proof.caller_group is None:
-        return error(f"the held call's process {proof.caller_pid} was gone before the kill", show=phase)
+        return error(
+            f"the held call's process {proof.caller_pid} was gone before its process group could be read", show=phase
+        )
     if proof.caller_group != proof.group:
         return error(
             f"the held call came from pid {proof.caller_pid} in process group {proof.caller_group}, "

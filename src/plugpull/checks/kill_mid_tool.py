@@ -1,7 +1,8 @@
-"""kill-mid-tool evidence -> verdict: the clean run, the kill proof, effects after resume."""
+"""kill-mid-tool evidence -> verdict: the clean run, the kill proof, effects and the result after resume."""
 
 from __future__ import annotations
 
+from plugpull.checks.completion import check_golden, with_completion
 from plugpull.checks.judgement import Judgement, error, judge_effects, prove_held_kill
 from plugpull.evidence import KillEvidence
 from plugpull.results import Verdict
@@ -41,11 +42,11 @@ def check_clean_run(ev: KillEvidence) -> Judgement | None:
             "(a retry without a key?), so counts after a crash would prove nothing",
             show="clean",
         )
-    return None
+    return check_golden(ev.golden, "a clean run (no kill)")
 
 
 def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
-    """The verdict for one kill point (issue 2, section 3)."""
+    """The verdict for one kill point: effects exactly once, and resume's result equal to the golden one."""
     unproven = check_clean_run(ev) or prove_kill(ev)
     if unproven is not None:
         return unproven
@@ -61,4 +62,4 @@ def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
     if resume.returncode != 0:
         effects = judge_effects(counts)
         return Judgement(Verdict.FAIL, f"resume crashed ({resume.describe_exit()}); {effects.message}", "resume")
-    return judge_effects(counts)
+    return with_completion(judge_effects(counts), ev.golden, ev.resumed, ev.result_ignore, "resume")

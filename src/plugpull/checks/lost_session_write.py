@@ -5,6 +5,7 @@ from __future__ import annotations
 from plugpull.checks.judgement import Judgement, error
 from plugpull.evidence import StoreEvidence, StoreProbe
 from plugpull.results import Verdict
+from plugpull.store import STAGED
 
 
 def prove_probe(probe: StoreProbe) -> Judgement | None:
@@ -20,6 +21,13 @@ def prove_probe(probe: StoreProbe) -> Judgement | None:
         return error("probe: the app announced no staged input (announce(staged_input=TOKEN))")
     if not probe.carrying:
         return error(f"probe: none of the {len(probe.writes)} store writes carried the staged input")
+    twice = {k: c for k, c in probe.session.items() if c >= 2}
+    if twice:
+        listed = ", ".join(f"{_short(k)} x{c}" for k, c in twice.items())
+        return error(
+            f"probe: the target duplicates without a fault: with every store call answered the store holds {listed}, "
+            "so a duplicate after a fault would prove nothing"
+        )
     return None
 
 
@@ -63,6 +71,8 @@ def judge_items(ev: StoreEvidence) -> Judgement:
     ``ev.counts`` is keyed by store.identity; a user message's key holds its text, so the
     staged input's key is the one holding this run's token.
     """
+    if ev.golden:
+        return judge_session(ev)
     n, staged = ev.write, ev.staged_stored
     others = {k: c for k, c in ev.counts.items() if not (ev.token and ev.token in k)}
     parts = []
@@ -80,6 +90,38 @@ def judge_items(ev: StoreEvidence) -> Judgement:
         return Judgement(Verdict.FAIL, f"write {n}: " + "; ".join(parts))
     return Judgement(
         Verdict.PASS, f"write {n}: staged input stored once; every other written item ({len(others)}) stored once"
+    )
+
+
+def judge_session(ev: StoreEvidence) -> Judgement:
+    """The golden-session rule: every item of the probe's session stored exactly once, and nothing beyond it.
+
+    The probe (no fault) is the golden session. Items are compared by store.identity with each run's
+    own tokens and ids named (``ev.session`` and ``ev.golden``), so a rewrite of the same logical item
+    still matches and an item the fault-free run never stored reads as one beyond the session.
+    """
+    n, staged = ev.write, ev.staged_stored
+    expected = [k for k in ev.golden if STAGED not in k]
+    parts = []
+    if staged == 0:
+        parts.append("staged input lost: stored 0 times after resume (expected 1)")
+    elif staged >= 2:
+        parts.append(f"staged input duplicated: stored {staged} times after resume (expected 1)")
+    lost = [k for k in expected if ev.session.get(k, 0) == 0]
+    dup = {k: c for k, c in ev.session.items() if c >= 2 and STAGED not in k}
+    beyond = [k for k, c in ev.session.items() if c >= 1 and k not in ev.golden and STAGED not in k]
+    if lost:
+        parts.append(f"{len(lost)} other item(s) lost: " + ", ".join(_short(k) for k in lost))
+    if dup:
+        parts.append(f"{len(dup)} other item(s) duplicated: " + ", ".join(f"{_short(k)} x{c}" for k, c in dup.items()))
+    if beyond:
+        parts.append(f"{len(beyond)} item(s) beyond the probe's session: " + ", ".join(_short(k) for k in beyond))
+    if parts:
+        return Judgement(Verdict.FAIL, f"write {n}: " + "; ".join(parts))
+    return Judgement(
+        Verdict.PASS,
+        f"write {n}: staged input stored once; every other item of the probe's session ({len(expected)}) "
+        "stored once, none beyond it",
     )
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from plugpull.checks.completion import check_golden, with_completion
 from plugpull.checks.judgement import Judgement, error, judge_effects, last_line, prove_held_kill
-from plugpull.evidence import ApprovalEvidence, Outcome
+from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.results import Verdict
 
 #: ``COMMAND approve`` exits with this when the framework refused the approval (the pause was
@@ -84,7 +85,7 @@ def check_clean_approval(ev: ApprovalEvidence) -> Judgement | None:
         return error("the clean approval (no fault) was not run", show="")
     clean = judge_approve_elsewhere(ev.clean)
     if clean.verdict is Verdict.PASS:
-        return None
+        return check_golden(ev.golden, "a clean approval (no fault)", show="")
     return error(f"a clean approval (no fault) did not pass, so this point proves nothing: {clean.message}", show="")
 
 
@@ -154,22 +155,84 @@ def judge_racing_resumers(ev: ApprovalEvidence) -> Judgement:
     refused = [r for r in ev.approvals if not r.effect_calls and r.outcome.returncode == REFUSED_EXIT]
     noop = [r for r in ev.approvals if not r.effect_calls and r.outcome.returncode == 0]
     crashed = [r for r in ev.approvals if r not in ran and r not in hung and r not in refused and r not in noop]
-    parts = [f"{len(ran)} of {n} approvers ran the approved tool"]
+    locked = [r for r in crashed if _database_locked(r.outcome)]
+    crashed = [r for r in crashed if r not in locked]
+    ran_crashed = [r for r in ran if not r.outcome.timed_out and r.outcome.returncode != 0]
+    parts = [f"{len(ran)} of {n} approvers ran the approved tool{_ran_crashed(ran, ran_crashed)}"]
     if refused:
         parts.append(f"{len(refused)} refused (exit {REFUSED_EXIT})")
     if noop:
         parts.append(f"{len(noop)} no-op (exit 0)")
+    if locked:
+        parts.append(f"{len(locked)} {LOCKED}")
     if crashed:
-        lines = sorted({f"{r.outcome.describe_exit()}: {last_line(r.outcome.stderr)}" for r in crashed})
-        parts.append(f"{len(crashed)} crashed ({'; '.join(lines)})")
+        parts.append(f"{len(crashed)} crashed ({_exits(crashed)})")
     if hung:
         parts.append(f"{len(hung)} hung (killed after {ev.timeout:g}s)")
     effects = _effects(_owed(ev))
     summary = ", ".join(parts) + "; " + effects.message
     winner_ok = len(ran) == 1 and ran[0].outcome.returncode == 0
-    if winner_ok and not crashed and not hung and effects.verdict is Verdict.PASS:
-        return Judgement(Verdict.PASS, summary)
+    if winner_ok and not crashed and not locked and not hung and effects.verdict is Verdict.PASS:
+        # The one approver that ran the tool finished the run: its result must be the golden one.
+        return with_completion(
+            Judgement(Verdict.PASS, summary),
+            ev.golden,
+            ran[0].results,
+            ev.result_ignore,
+            "the approver that ran the tool",
+            show="approve",
+        )
     return Judgement(Verdict.FAIL, summary, "approve")
+
+
+#: A racer that crashed on a locked database (sqlite3.OperationalError: database is locked, e.g.
+#: FastAIAgent's checkpoint store under 5 writers) is an outcome of its own, counted apart from a
+#: racer that ran the tool, so a finding can report how often it happens.
+LOCKED = "crashed: database is locked"
+
+
+def _database_locked(outcome: Outcome) -> bool:
+    return outcome.returncode not in (None, 0) and "database is locked" in last_line(outcome.stderr)
+
+
+def _exits(runs: list[ApprovalRun]) -> str:
+    return "; ".join(sorted({f"{r.outcome.describe_exit()}: {last_line(r.outcome.stderr)}" for r in runs}))
+
+
+def _ran_crashed(ran: list[ApprovalRun], ran_crashed: list[ApprovalRun]) -> str:
+    """Names a runner that did not finish: a lone runner that crashed is not a winner."""
+    if not ran_crashed:
+        return ""
+    if len(ran) == 1:
+        return f" and crashed ({_exits(ran_crashed)})"
+    return f", {len(ran_crashed)} of them crashed ({_exits(ran_crashed)})"
+
+
+def racer_outcomes(ev: ApprovalEvidence) -> dict[str, int]:
+    """How each racing approver ended, counted by outcome: what a finding reports rates of."""
+    counts: dict[str, int] = {}
+    for run in ev.approvals:
+        out = run.outcome
+        if run.effect_calls:
+            kind = (
+                "ran the tool"
+                if out.returncode == 0
+                else "ran the tool, hung"
+                if out.timed_out
+                else "ran the tool, crashed"
+            )
+        elif out.timed_out:
+            kind = "hung"
+        elif out.returncode == REFUSED_EXIT:
+            kind = "refused"
+        elif out.returncode == 0:
+            kind = "no-op"
+        elif _database_locked(out):
+            kind = LOCKED
+        else:
+            kind = "crashed"
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def judge_killed_approval(ev: ApprovalEvidence) -> Judgement:
@@ -199,7 +262,8 @@ def judge_killed_approval(ev: ApprovalEvidence) -> Judgement:
             f"stuck: the run can no longer be finished: recover {_approval_exit(recover)}: {why}; {effects.message}",
             "recover",
         )
-    return Judgement(effects.verdict, effects.message, "recover" if effects.verdict is Verdict.FAIL else "")
+    effects = Judgement(effects.verdict, effects.message, "recover" if effects.verdict is Verdict.FAIL else "")
+    return with_completion(effects, ev.golden, ev.recover.results, ev.result_ignore, "recover")
 
 
 def judge_resume_after_approval(ev: ApprovalEvidence) -> Judgement:

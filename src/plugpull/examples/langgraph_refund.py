@@ -40,7 +40,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from plugpull.client import announce, record_effect  # plugpull
+from plugpull.client import announce, record_effect, record_result  # plugpull
 
 THREAD = {"configurable": {"thread_id": "refund-A-1001"}}
 
@@ -139,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     graph = build_graph(checkpointer, refund_tool)
     payload = {"messages": [HumanMessage("Please refund order A-1001.")]} if args.phase == "start" else None
     final = graph.invoke(payload, THREAD, durability=args.durability)
-    print(final["messages"][-1].content)
+    answer = final["messages"][-1].content
+    record_result({"answer": answer})  # plugpull: the run's outcome, compared with the clean run's
+    print(answer)
     return 0
 
 

@@ -75,6 +75,16 @@ def target_env(channel: Any, workdir_path: Path) -> dict[str, str]:
     return env
 
 
+def result_ignore(target: Any, announced: list[dict]) -> list[str]:
+    """The result fields the golden comparison leaves out: the target's, plus any the agent announced."""
+    fields = list(getattr(target, "result_ignore", ()))
+    for info in announced:
+        value = info.get("result_ignore")
+        if isinstance(value, str):
+            fields += [f.strip() for f in value.split(",") if f.strip()]
+    return list(dict.fromkeys(fields))
+
+
 def make_result(
     scenario: str,
     target: Any,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import KillProof, Outcome
-from plugpull.process import Running, group_of, kill_group, live_members
+from plugpull.process import Running, kill_group, live_members
 
 POLL = 0.01
 
@@ -45,8 +45,9 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
     call = provider.held
     proof, held_name = None, None
     if call is not None:
-        # Read before the kill: after it the pid is gone.
-        caller_group = group_of(call.pid) if call.pid else None
+        # Read by the channel when the call arrived, before the provider could hold it (and so
+        # before this kill could be sent): the caller was alive then, whatever happens next.
+        caller_group = call.group
         held_open = call.closed_at is None
         sent = time.monotonic()
         kill_group(running.pgid)

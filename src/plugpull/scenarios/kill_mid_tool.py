@@ -20,7 +20,7 @@ from plugpull.evidence import CleanRun, KillEvidence, Outcome
 from plugpull.process import Running, reaping
 from plugpull.provider import POINTS
 from plugpull.results import Result
-from plugpull.scenarios import Settings, make_result, target_env, workdir
+from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
 from plugpull.scenarios.held_kill import kill_at_held_call
 from plugpull.targets import Target
 
@@ -62,6 +62,7 @@ def run_clean(target: Target, settings: Settings) -> CleanRun:
             counts=channel.provider.counts(),
             calls=len(channel.provider.calls),
             announced=list(channel.announced),
+            results=channel.results_of("clean"),
         )
 
 
@@ -75,6 +76,8 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout
     )
     ev.clean = clean_run(target, settings)
+    ev.golden = list(ev.clean.results)
+    ev.result_ignore = result_ignore(target, ev.clean.announced)
     announced, kept = list(ev.clean.announced), None
     if checks.check_clean_run(ev) is None:
         announced, kept = run_faulted(target, point, settings, ev)
@@ -98,6 +101,7 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence
             resumed = settings.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
             spawned.append(resumed)
             ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+            ev.resumed = channel.results_of("resume")
         # Every effect the clean run owed is counted, 0 for one nobody asked for after the kill
         # (agent-framework#8292: customer B is never charged), so the evidence shows what the
         # verdict reads.

@@ -25,7 +25,7 @@ from plugpull.channel import Channel
 from plugpull.evidence import Outcome, StoreEvidence, StoreProbe
 from plugpull.results import Result
 from plugpull.scenarios import Settings, make_result, target_env, workdir
-from plugpull.store import POINTS, Store
+from plugpull.store import POINTS, Store, renamed, run_names
 from plugpull.targets import Target
 
 NAME = "lost-session-write"
@@ -46,6 +46,12 @@ def token_of(channel: Channel, phase: str = "start") -> str | None:
     return str(tokens[-1]) if tokens else None
 
 
+def named_counts(channel: Channel, store: Store, token: str | None) -> dict[str, int]:
+    """The store's counts by identity, with the run's announced tokens and ids named (store.run_names)."""
+    values = [str(a["run_value"]) for a in channel.announced if a.get("run_value")]
+    return renamed(store.counts(), run_names([w.to_dict() for w in store.writes], token, values))
+
+
 def run_probe(target: Target, settings: Settings | None = None) -> tuple[StoreProbe, list[dict]]:
     """Run start once with every write answered; returns the probe and what the agent announced."""
     settings = settings or Settings()
@@ -54,7 +60,9 @@ def run_probe(target: Target, settings: Settings | None = None) -> tuple[StorePr
         start = run_phase(target, channel, "start", target_env(channel, path), settings)
         token = token_of(channel)
         announced = list(channel.announced)
+        session = {k: c for k, c in named_counts(channel, store, token).items() if c}
     probe = StoreProbe(
+        session=session,
         start=start,
         token=token,
         carrying=store.writes_carrying(token) if token else [],
@@ -76,6 +84,7 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
         point=point,
         start=Outcome(argv=[]),
         probe_carrying=list(probe.carrying),
+        golden=dict(probe.session),
         start_timeout=settings.timeout,
         resume_timeout=settings.timeout,
     )
@@ -91,6 +100,7 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
         ev.carrying = store.writes_carrying(ev.token) if ev.token else []
         ev.staged_stored = store.occurrences(ev.token) if ev.token else 0
         ev.counts = store.counts()
+        ev.session = named_counts(channel, store, ev.token)
         announced = channel.announced
     judgement = checks.judge_lost_session_write(ev)
     shown = {"start": ev.start, "resume": ev.resume}.get(judgement.show)

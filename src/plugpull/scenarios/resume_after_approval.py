@@ -30,7 +30,7 @@ from plugpull.channel import Channel
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.process import Running, reaping
 from plugpull.results import Result
-from plugpull.scenarios import Settings, make_result, target_env, workdir
+from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
 from plugpull.scenarios.held_kill import POLL, kill_at_held_call
 from plugpull.targets import Target
 
@@ -55,6 +55,10 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     kept = None
     if point != "approve-elsewhere":
         ev.clean, announced = clean_approval(target, settings)
+        # The clean approval's result is the golden one (approve-elsewhere is that same run: it has
+        # nothing to compare with). docs/DECISIONS.md, issue 11.
+        ev.golden = list(ev.clean.approvals[0].results) if ev.clean.approvals else []
+        ev.result_ignore = result_ignore(target, announced)
     if point == "approve-elsewhere" or checks.check_clean_approval(ev) is None:
         announced, kept = run_faulted(target, point, settings, ev)
     judgement = checks.judge_resume_after_approval(ev)
@@ -100,7 +104,9 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: ApprovalEvid
                 if isinstance(running, Outcome)
                 else running.wait(settings.timeout if timeout is None else timeout)
             )
-            return ApprovalRun(outcome=outcome, effect_calls=calls_from(channel, running))
+            return ApprovalRun(
+                outcome=outcome, effect_calls=calls_from(channel, running), results=results_from(channel, running)
+            )
 
         env = target_env(channel, path)
         channel.phase = "start"
@@ -123,6 +129,13 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: ApprovalEvid
         ev.counts = channel.provider.counts()
         ev.calls = [c.to_dict() for c in channel.provider.calls]
         return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+def results_from(channel: Channel, running: Running | Outcome) -> list:
+    """record_result values reported from ``running``'s process group."""
+    if isinstance(running, Outcome):
+        return []
+    return channel.results_of(group=running.pgid)
 
 
 def calls_from(channel: Channel, running: Running | Outcome) -> int:
@@ -149,6 +162,7 @@ def race(channel: Channel, spawn, finish, ev: ApprovalEvidence, settings: Settin
     ev.gated = channel.gate.released_with
     remaining = max(1.0, deadline - time.monotonic())
     ev.approvals = [finish(r, remaining) for r in racers]
+    ev.racer_outcomes = checks.racer_outcomes(ev)
 
 
 def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_point: str, settings: Settings) -> None:

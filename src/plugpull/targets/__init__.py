@@ -30,6 +30,10 @@ class Target:
     # Upstream issues, doc quotes, causes: each attached to a FAIL line only when its condition
     # over the evidence holds (plugpull.notes).
     notes: tuple[Note, ...] = ()
+    # Fields of the run's record_result value that differ run to run by design (ids, timestamps the
+    # model makes up), left out when the resumed run's result is compared with the golden one.
+    # Dotted paths into objects ("receipt.id"); an agent can add its own: announce(result_ignore="a,b.c").
+    result_ignore: tuple[str, ...] = ()
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -129,6 +133,7 @@ _OPENAI_AGENTS = BuiltIn(
             argv=python_module("plugpull.targets.openai_agents_app"),
             framework="openai-agents",
             scenario="lost-session-write",
+            result_ignore=("reply_id",),
             notes=OPENAI_AGENTS_STAGED_TWICE,
         ),
     ),
@@ -158,6 +163,7 @@ _AGENT_FRAMEWORK = BuiltIn(
             argv=python_module("plugpull.targets.agent_framework_checkout", "--variant", variant),
             framework="agent-framework-core",
             options={"variant": variant},
+            result_ignore=("orders.idempotency_key",),
             notes=(AGENT_FRAMEWORK_SWAPPED,) if variant == "swap" else (),
         )
         for variant in ("swap", "control")
@@ -234,6 +240,7 @@ _OPENAI_AGENTS_APPROVAL = BuiltIn(
             argv=python_module("plugpull.targets.openai_agents_approval"),
             framework="openai-agents",
             scenario="resume-after-approval",
+            result_ignore=("reply_id",),
             notes=(OPENAI_AGENTS_NO_CLAIM,),
         ),
     ),

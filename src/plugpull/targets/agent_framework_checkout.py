@@ -24,13 +24,14 @@ import argparse
 import asyncio
 import importlib.metadata
 import os
+import re
 import sys
 import uuid
 from pathlib import Path
 
 from agent_framework import FileCheckpointStorage, step, workflow
 
-from plugpull.client import announce, record_effect  # plugpull
+from plugpull.client import announce, record_effect, record_result  # plugpull
 
 WORKFLOW_NAME = "checkout_two_orders"
 ORDERS = ["A", "B"]
@@ -126,7 +127,28 @@ async def run(phase: str, workdir: Path) -> int:
             data = event.data
             said = data.get("customer") if isinstance(data, dict) else data
             say(f"{phase}: {event.executor_id} replayed from checkpoint (customer {said})")
+    outputs = result.get_outputs()
+    if not outputs:
+        print(f"{phase}: the workflow finished without an output", file=sys.stderr)
+        return 1
+    record_result(outcome(outputs[-1]))  # plugpull: the run's outcome, compared with the clean run's
     return 0
+
+
+def outcome(receipts: dict) -> dict:
+    """The workflow's receipts as the run's result: per order, whose card was charged and how much.
+
+    The idempotency key is drawn per run (Target.result_ignore leaves it out of the comparison).
+    """
+    orders = []
+    for order_id, receipt in receipts.items():
+        match = re.fullmatch(r"charged (\d+) cents to customer (\w+) \((\S+)\)", str(receipt))
+        if match is None:
+            orders.append({"order_id": order_id, "receipt": str(receipt)})
+            continue
+        cents, customer, key = match.groups()
+        orders.append({"order_id": order_id, "customer": customer, "cents": int(cents), "idempotency_key": key})
+    return {"orders": orders}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,7 +26,7 @@ import os
 import sys
 from pathlib import Path
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect
+from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
 
 REFUSED, STUCK = 3, 4
 ORDER = "A-1001"
@@ -92,8 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         except AlreadyResumed as exc:
             log(f"AlreadyResumed: {exc}")
             return REFUSED
-        log(f"{result.status}: {result.output}")
-        return 0 if result.status == "completed" else 1
+        return finished(result)
     # recover
     try:
         result = agent.resume(execution_id)
@@ -108,8 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     except AlreadyResumed as exc:
         log(f"AlreadyResumed: {exc}")
         return STUCK
+    return finished(result)
+
+
+def finished(result) -> int:
+    """Report a completed run's outcome (its status and the model's final answer); exit 0 only then."""
     log(f"{result.status}: {result.output}")
-    return 0 if result.status == "completed" else 1
+    if result.status != "completed":
+        return 1
+    record_result({"status": result.status, "answer": result.output})  # plugpull: the run's outcome
+    return 0
 
 
 if __name__ == "__main__":

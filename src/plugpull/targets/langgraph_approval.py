@@ -32,7 +32,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command, interrupt
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect
+from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
 from plugpull.examples.langgraph_refund import THREAD, build_graph
 
 APPROVED = {"approved": True}
@@ -73,23 +73,27 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.phase == "approve":
         gate()  # plugpull: racing approvers are released together here
-        final = run(Command(resume=APPROVED))
+        run(Command(resume=APPROVED))
     else:
         state = graph.get_state(THREAD)
         if state.interrupts:
             log("an approval is still pending: resuming it with the approval given")
-            final = run(Command(resume=APPROVED))
+            run(Command(resume=APPROVED))
         elif state.next:
             log(f"continuing from the last checkpoint (next={state.next})")
-            final = run(None)
+            run(None)
         else:
             log("the run is finished: nothing to recover")
-            return 0
     state = graph.get_state(THREAD)
     if state.interrupts:
         log(f"the run paused again: {state.interrupts[0].value}")
         return 1
-    log(f"done: {final['messages'][-1].content if final and 'messages' in final else final}")
+    # The run's outcome as its checkpoint holds it (the same whichever process finished the run):
+    # the model's final answer.
+    messages = state.values.get("messages", [])
+    answer = messages[-1].content if messages else None
+    record_result({"answer": answer})  # plugpull
+    log(f"done: {answer}")
     return 0
 
 

@@ -25,6 +25,7 @@ import asyncio
 import importlib.metadata
 import json
 import os
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -35,7 +36,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
-from plugpull.client import WORKDIR_ENV, announce, call_store
+from plugpull.client import WORKDIR_ENV, announce, call_store, record_result
 
 SESSION_ID = "plugpull"
 STATE_FILE = "state.json"
@@ -107,10 +108,13 @@ class ScriptedModel(Model):
         items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
         refunded = any(_field(i, "type") == "function_call_output" for i in items)
         if not refunded:
+            call_id = f"call_{secrets.token_hex(6)}"
+            # An id made up per run: the harness names it when it compares sessions (store.run_names).
+            announce(run_value=call_id)
             output: list[Any] = [
                 ResponseFunctionToolCall(
                     type="function_call",
-                    call_id=f"call_{secrets.token_hex(6)}",
+                    call_id=call_id,
                     name="refund",
                     arguments=json.dumps({"order": ORDER}),
                     status="completed",
@@ -123,6 +127,7 @@ class ScriptedModel(Model):
             # a duplicate.
             notes = sum(1 for i in items if _field(i, "role") == "user") - 1
             reply_id = f"msg_{secrets.token_hex(6)}"
+            announce(run_value=reply_id)
             text = f"Refunded {ORDER} ({notes} later note(s) read; reply {reply_id})."
             output = [
                 ResponseOutputMessage(
@@ -137,6 +142,19 @@ class ScriptedModel(Model):
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("this app runs Runner.run, not run_streamed")
+
+
+def outcome(final_output: Any) -> dict[str, Any]:
+    """The run's result for record_result: the final answer, with the reply id the model made up apart.
+
+    ScriptedModel's answer names its own id (a fresh one per model call, as a real model's), so
+    the id moves to ``reply_id``, which the built-in targets leave out of the golden comparison
+    (Target.result_ignore), and the answer keeps its place as ``<reply id>``.
+    """
+    text = str(final_output)
+    match = re.search(r"reply (msg_[0-9a-f]+)", text)
+    reply_id = match.group(1) if match else None
+    return {"answer": text.replace(reply_id, "<reply id>") if reply_id else text, "reply_id": reply_id}
 
 
 @function_tool(needs_approval=True)
@@ -158,7 +176,9 @@ def workdir() -> Path:
 
 async def start() -> int:
     agent, session = build_agent(), StoreSession()
-    result = await Runner.run(agent, f"Refund order {ORDER}, please. [run {secrets.token_hex(6)}]", session=session)
+    run_token = secrets.token_hex(6)
+    announce(run_value=run_token)
+    result = await Runner.run(agent, f"Refund order {ORDER}, please. [run {run_token}]", session=session)
     interruptions = result.interruptions
     if len(interruptions) != 1:
         log(f"expected one approval interruption, got {len(interruptions)}")
@@ -178,6 +198,7 @@ async def start() -> int:
         (workdir() / STATE_FILE).write_text(json.dumps(state.to_json()))
         log(f"run failed ({type(exc).__name__}: {exc}); state saved to {STATE_FILE}")
         return 1
+    record_result(outcome(result.final_output))  # plugpull: the run's outcome
     log(f"done: {result.final_output}")
     return 0
 
@@ -191,6 +212,7 @@ async def resume() -> int:
     state = await RunState.from_json(agent, json.loads(path.read_text()))
     log(f"resuming; pending input: {len(state.pending_input)} item(s)")
     result = await Runner.run(agent, state, session=StoreSession())
+    record_result(outcome(result.final_output))  # plugpull: the run's outcome
     log(f"done: {result.final_output}")
     return 0
 

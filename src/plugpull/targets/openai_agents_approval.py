@@ -27,8 +27,8 @@ from pathlib import Path
 from agents.run_state import RunState
 
 from agents import Agent, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, gate, record_effect
-from plugpull.targets.openai_agents_app import ORDER, ScriptedModel, workdir
+from plugpull.client import announce, gate, record_effect, record_result
+from plugpull.targets.openai_agents_app import ORDER, ScriptedModel, outcome, workdir
 
 PAUSED, APPROVED = "paused.json", "approved.json"
 
@@ -73,6 +73,7 @@ async def approve(agent: Agent, where: Path) -> int:
     save(state, where / APPROVED)
     gate()  # plugpull: racing approvers are released together here
     result = await Runner.run(agent, state)
+    record_result(outcome(result.final_output))  # plugpull: the run's outcome
     log(f"done: {result.final_output}")
     return 0
 
@@ -84,6 +85,7 @@ async def recover(agent: Agent, where: Path) -> int:
         return 1
     state = await RunState.from_json(agent, json.loads(path.read_text()))
     result = await Runner.run(agent, state)
+    record_result(outcome(result.final_output))  # plugpull: the run's outcome
     log(f"done: {result.final_output}")
     return 0
 
