@@ -95,6 +95,7 @@ class KillEvidence:
     held_name: str | None = None
     start_timeout: float = 0.0
     resume_timeout: float = 0.0
+    hold: str | None = None  # --hold NAME:N in force; None: the first call of any effect is held
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))
