@@ -53,7 +53,7 @@ class EffectCall:
 
 @dataclass
 class Provider:
-    """Counts effects by idempotency key and holds the first call once armed."""
+    """Counts effects by idempotency key and, once armed, holds one call (the first, or the N-th of a name)."""
 
     calls: list[EffectCall] = field(default_factory=list)
     phase: str = "start"

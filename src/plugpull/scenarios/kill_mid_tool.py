@@ -1,8 +1,8 @@
 """kill-mid-tool: SIGKILL the agent's process group while its tool is inside an effect call.
 
 For one kill point: run ``COMMAND start`` with the provider armed to hold the first
-``record_effect`` call (``before-effect``: unrecorded; ``after-effect``: recorded, reply
-held); when the call is held, read the caller's process group from the OS, SIGKILL
+``record_effect`` call, or the one ``--hold`` names (``before-effect``: unrecorded;
+``after-effect``: recorded, reply held); when the call is held, read the caller's process group from the OS, SIGKILL
 start's group, wait for the held connection to close; then run ``COMMAND resume`` with
 the provider answering every call, and count effects. Gathers evidence only; the
 verdict is checks.judge_kill_mid_tool's.
