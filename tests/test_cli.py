@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 AGENTS = Path(__file__).parent / "agents"
 
 
@@ -331,3 +333,32 @@ def test_a_setup_error_that_stops_every_point_prints_once(tmp_path):
     [line] = [line for line in run.stdout.splitlines() if not line.startswith("    ")]
     assert line.startswith("ERROR  kill-mid-tool  every point  ")
     assert line.endswith("a clean run (no kill) ended (exit code 2)")
+
+
+def test_lost_session_write_runs_an_agent_as_docs_agent_protocol_describes(tmp_path):
+    # docs/agent-protocol.md, "lost-session-write": call_store for every Session method and
+    # announce(staged_input=TOKEN); the built-in app is such an agent, run here as --agent.
+    pytest.importorskip("agents")
+    command = shlex.join([sys.executable, "-m", "plugpull.targets.openai_agents_app"])
+    run = plugpull("--agent", command, "--scenario", "lost-session-write", "--point", "ack-lost", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    line = run.stdout.splitlines()[0]
+    assert line.startswith("FAIL   lost-session-write  ack-lost  ")
+    assert "[openai-agents " in line and "write 4: staged input duplicated: stored 2 times after resume" in line
+
+
+def test_uv_run_prints_no_bytecode_line():
+    # pyproject.toml's [tool.uv] compile-bytecode made every `uv run` re-scan site-packages and say
+    # "Bytecode compiled N files"; bytecode is now compiled by `uv sync --compile-bytecode` only.
+    import shutil
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not on PATH")
+    env = {k: v for k, v in os.environ.items() if k != "UV_COMPILE_BYTECODE"}
+    root = Path(__file__).parent.parent
+    run = subprocess.run(
+        [uv, "run", "--frozen", "plugpull", "--help"], cwd=root, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Bytecode compiled" not in run.stderr
