@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 AGENTS = Path(__file__).parent / "agents"
 
 
@@ -185,3 +187,180 @@ def test_an_unwritable_workdir_is_one_line_exit_2(tmp_path):
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("plugpull: --workdir '/proc' is not writable")
+
+
+# Issue 12: what a new user met testing their own agent.
+
+
+def test_a_point_of_no_selected_scenario_is_one_line_exit_2_naming_each_scenarios_points(tmp_path):
+    run = plugpull(
+        "--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--point", "approve-elsewhere", tmp=tmp_path
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip().splitlines() == [
+        "plugpull: --point approve-elsewhere is not a point of the selected scenario: "
+        "kill-mid-tool has before-effect, after-effect"
+    ]
+
+
+def test_a_point_of_another_targets_scenario_is_one_line_exit_2(tmp_path):
+    run = plugpull("--target", "langgraph", "--point", "write-lost", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "plugpull: --point write-lost is not a point of the selected scenario: "
+        "kill-mid-tool has before-effect, after-effect"
+    ]
+
+
+def test_hold_names_the_held_call_and_the_effect_done_before_the_kill_and_again(tmp_path):
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull("--agent", command, "--point", "after-effect", "--hold", "charge", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    line = run.stdout.splitlines()[0]
+    assert line.startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
+    assert line.endswith(
+        "effect duplicated: the provider saw 2 send_email (expected 1); "
+        "send_email was done before the kill and again by resume"
+    )
+    assert (
+        run.stdout.splitlines()[1]
+        == "    resume called send_email once, charge once (1 with a key already recorded, so not counted again)"
+    )
+
+
+def test_without_hold_the_first_call_is_held_and_named(tmp_path):
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull("--agent", command, "--point", "before-effect", tmp=tmp_path)
+    assert run.stdout.startswith("PASS   kill-mid-tool  before-effect send_email#1  ")
+
+
+def test_a_hold_no_call_reaches_is_an_error_that_names_it(tmp_path):
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull("--agent", command, "--point", "after-effect", "--hold", "charge:2", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stdout.splitlines()[0].endswith(
+        "start ended (exit code 0) but no call was held at after-effect (no call matched --hold charge:2)"
+    )
+
+
+def test_a_malformed_hold_is_one_line_exit_2(tmp_path):
+    run = plugpull("--agent", "python x.py", "--hold", "charge:0", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "plugpull: --hold 'charge:0': expected NAME or NAME:N with N a whole number >= 1, e.g. charge_card:2"
+    ]
+
+
+def test_hold_with_only_a_store_scenario_is_one_line_exit_2(tmp_path):
+    run = plugpull("--target", "openai-agents", "--hold", "refund", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "plugpull: --hold applies to kill-mid-tool and resume-after-approval; no selected target runs either"
+    ]
+
+
+def test_a_fail_shows_resumes_stderr_and_that_resume_made_no_call(tmp_path):
+    command = agent(str(AGENTS / "protocol_mistakes.py"), "forgets-on-resume")
+    run = plugpull("--agent", command, "--point", "before-effect", tmp=tmp_path)
+    assert run.returncode == 0
+    assert run.stdout.splitlines()[0].endswith("effect lost: the provider saw 0 charge (expected 1)")
+    assert run.stdout.splitlines()[1:] == [
+        "    resume made 0 record_effect calls",
+        "    | resume: run already finished",
+    ]
+
+
+def test_a_second_approval_kept_at_1_by_a_key_says_why_it_still_fails(tmp_path):
+    command = agent(str(AGENTS / "approval_framework.py"), "no-claim")
+    run = plugpull("--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume", tmp=tmp_path)
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("FAIL") and "the provider saw exactly 1 refund" in lines[0]
+    assert lines[1] == "    the second approve called refund once (1 with a key already recorded, so not counted again)"
+
+
+def test_an_agent_without_the_resume_subcommand_is_an_error_asking_about_it(tmp_path):
+    command = agent(str(AGENTS / "protocol_mistakes.py"), "start-only")
+    run = plugpull("--agent", command, "--point", "after-effect", tmp=tmp_path)
+    assert run.returncode == 2
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("ERROR  kill-mid-tool  after-effect charge#1")
+    assert lines[0].endswith(
+        "resume exited 2 with a usage message: does COMMAND accept the `resume` argument? "
+        "(plugpull runs COMMAND start, then COMMAND resume; docs/agent-protocol.md)"
+    )
+    assert any(line.startswith("    | usage: protocol_mistakes.py start-only") for line in lines)
+
+
+def test_state_kept_outside_the_workdir_is_an_error_with_the_hint(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    command = agent(str(AGENTS / "protocol_mistakes.py"), "state-outside", str(state))
+    run = plugpull("--agent", command, "--point", "after-effect", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stdout.splitlines()[0].endswith(
+        "start exited 0 and the tool never called record_effect; the clean run did call it: is the agent's "
+        "state kept outside PLUGPULL_WORKDIR? (each run gets a new empty one; state found from an earlier run "
+        "makes start skip the tool)"
+    )
+
+
+def test_a_missing_workdir_is_created(tmp_path):
+    where = tmp_path / "runs"
+    run = plugpull(
+        "--agent",
+        agent(str(AGENTS / "fake_framework.py"), "no-key"),
+        "--point",
+        "after-effect",
+        "--workdir",
+        str(where),
+        tmp=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert where.is_dir() and list(where.iterdir()) == []
+
+
+def test_a_workdir_whose_parent_is_missing_is_one_line_exit_2(tmp_path):
+    where = tmp_path / "no" / "runs"
+    run = plugpull("--agent", "python x.py", "--workdir", str(where), tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        f"plugpull: --workdir {str(where)!r}: its parent {str(where.parent)!r} is not a directory"
+    ]
+    assert not where.parent.exists()
+
+
+def test_a_setup_error_that_stops_every_point_prints_once(tmp_path):
+    run = plugpull("--agent", agent(str(tmp_path / "missing.py")), tmp=tmp_path)
+    assert run.returncode == 2
+    [line] = [line for line in run.stdout.splitlines() if not line.startswith("    ")]
+    assert line.startswith("ERROR  kill-mid-tool  every point  ")
+    assert line.endswith("a clean run (no kill) ended (exit code 2)")
+
+
+def test_lost_session_write_runs_an_agent_as_docs_agent_protocol_describes(tmp_path):
+    # docs/agent-protocol.md, "lost-session-write": call_store for every Session method and
+    # announce(staged_input=TOKEN); the built-in app is such an agent, run here as --agent.
+    pytest.importorskip("agents")
+    command = shlex.join([sys.executable, "-m", "plugpull.targets.openai_agents_app"])
+    run = plugpull("--agent", command, "--scenario", "lost-session-write", "--point", "ack-lost", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    line = run.stdout.splitlines()[0]
+    assert line.startswith("FAIL   lost-session-write  ack-lost  ")
+    assert "[openai-agents " in line and "write 4: staged input duplicated: stored 2 times after resume" in line
+
+
+def test_uv_run_prints_no_bytecode_line():
+    # pyproject.toml's [tool.uv] compile-bytecode made every `uv run` re-scan site-packages and say
+    # "Bytecode compiled N files"; bytecode is now compiled by `uv sync --compile-bytecode` only.
+    import shutil
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not on PATH")
+    env = {k: v for k, v in os.environ.items() if k != "UV_COMPILE_BYTECODE"}
+    root = Path(__file__).parent.parent
+    run = subprocess.run(
+        [uv, "run", "--frozen", "plugpull", "--help"], cwd=root, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Bytecode compiled" not in run.stderr

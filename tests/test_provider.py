@@ -61,3 +61,23 @@ def test_a_repeated_key_is_answered_as_not_new():
 def test_an_unknown_point_is_refused():
     with pytest.raises(ValueError, match="unknown kill point"):
         Provider().arm("mid-effect")
+
+
+def test_a_hold_skips_other_names_and_holds_the_nth_call_of_its_name():
+    p = Provider()
+    p.arm("before-effect", hold=("charge_card", 2))
+    email, held_email = p.receive("send_email", None, pid=1)
+    first, held_first = p.receive("charge_card", "a", pid=1)
+    second, held_second = p.receive("charge_card", "b", pid=1)
+    assert (held_email, held_first, held_second) == (False, False, True)
+    assert second.held_at == "before-effect" and p.held is second
+    # Calls the hold passes over are answered and recorded as usual; the held one is not recorded.
+    assert (email.recorded, first.recorded, second.recorded) == (True, True, False)
+    assert p.counts() == {"send_email": 1, "charge_card": 1}
+
+
+def test_a_hold_that_no_call_matches_holds_nothing():
+    p = Provider()
+    p.arm("after-effect", hold=("refund", 1))
+    _, hold = p.receive("charge", None, pid=1)
+    assert not hold and p.held is None and not p.held_event.is_set()

@@ -1,6 +1,7 @@
-"""Text lines: the measured message on the result line, each matched note on its own line under it."""
+"""Text lines on hand-built results: call summaries, the held call, the announced version, setup errors
+once, and each matched note on its own line under the measured message."""
 
-from plugpull.rendering import format_text
+from plugpull.rendering import call_summary, format_text, held_call, shown_target
 from plugpull.results import Result, Verdict
 
 NOTE = {"text": "resume refunded again", "url": "https://example.org/idempotency", "condition": "refund 2 times"}
@@ -23,3 +24,69 @@ def test_a_note_is_printed_under_the_line_apart_from_the_measured_message():
 
 def test_a_line_without_notes_prints_no_note_line():
     assert "note:" not in format_text([line(Verdict.FAIL, [])])
+
+
+def call(seq, phase, name, key=None, recorded=True, held_at=None):
+    return {"seq": seq, "phase": phase, "name": name, "key": key, "recorded": recorded, "held_at": held_at}
+
+
+def test_a_phase_without_calls_made_0_record_effect_calls():
+    assert call_summary([call(1, "start", "refund")], "resume", "resume") == "resume made 0 record_effect calls"
+
+
+def test_repeated_calls_are_counted_per_name():
+    calls = [call(1, "resume", "refund"), call(2, "resume", "refund"), call(3, "resume", "email")]
+    assert call_summary(calls, "resume", "resume") == "resume called refund twice, email once"
+
+
+def test_calls_a_key_kept_from_counting_are_said_so():
+    calls = [call(1, "approve-2", "refund", key="k", recorded=False)]
+    assert call_summary(calls, "approve-2", "the second approve") == (
+        "the second approve called refund once (1 with a key already recorded, so not counted again)"
+    )
+
+
+def test_the_held_call_is_named_by_its_number_among_its_names_calls_in_its_phase():
+    calls = [
+        call(1, "start", "charge_card"),
+        call(2, "start", "send_email"),
+        call(3, "start", "charge_card", held_at="after-effect"),
+    ]
+    assert held_call(calls) == "charge_card#2"
+    assert held_call(calls[:2]) is None
+
+
+def result(**changes) -> Result:
+    base = dict(
+        verdict=Verdict.PASS, scenario="kill-mid-tool", point="after-effect", target="python a.py", message="ok"
+    )
+    return Result(**{**base, **changes})
+
+
+def test_an_agents_announced_framework_and_version_follow_its_command():
+    assert shown_target(result(framework="langgraph", version="1.2.11")) == "python a.py [langgraph 1.2.11]"
+    assert shown_target(result(target="langgraph 1.2.11 durability=sync", framework="langgraph", version="1.2.11")) == (
+        "langgraph 1.2.11 durability=sync"
+    )
+
+
+def test_one_setup_error_at_every_point_is_one_line():
+    failed = dict(verdict=Verdict.ERROR, message="a clean run (no kill) ended (exit code 2)", stderr="no such file\n")
+    text = format_text([result(point="before-effect", **failed), result(point="after-effect", **failed)])
+    assert text.splitlines() == [
+        "ERROR  kill-mid-tool  every point  python a.py  a clean run (no kill) ended (exit code 2)",
+        "    | no such file",
+    ]
+
+
+def test_a_fail_line_carries_the_call_summary_and_the_tail_of_resumes_stderr():
+    stderr = "".join(f"line {i}\n" for i in range(30))
+    calls = [call(1, "start", "refund", held_at="after-effect"), call(2, "resume", "refund")]
+    text = format_text(
+        [result(verdict=Verdict.FAIL, message="effect duplicated", stderr=stderr, evidence={"calls": calls})]
+    )
+    lines = text.splitlines()
+    assert lines[0] == "FAIL   kill-mid-tool  after-effect refund#1  python a.py  effect duplicated"
+    assert lines[1] == "    resume called refund once"
+    assert lines[2] == "    | ... (10 earlier lines in --json)"
+    assert lines[-1] == "    | line 29" and len(lines) == 23

@@ -20,3 +20,16 @@ def test_a_plan_repeats_each_point_and_keeps_only_the_scenarios_points(fake_fram
 
 def as_lines(results):
     return [(r.target, r.point, r.verdict.value, r.message) for r in results]
+
+
+def test_a_point_that_no_selected_scenario_has_is_named_with_each_scenarios_points(fake_framework):
+    why = suite.unselected_points([fake_framework("no-key")], ["after-effect", "write-lost"])
+    assert (
+        why
+        == "--point write-lost is not a point of the selected scenario: kill-mid-tool has before-effect, after-effect"
+    )
+
+
+def test_points_that_some_selected_scenario_has_select_something(fake_framework):
+    assert suite.unselected_points([fake_framework("no-key")], ["after-effect"]) is None
+    assert suite.unselected_points([fake_framework("no-key")], []) is None

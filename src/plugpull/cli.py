@@ -57,6 +57,13 @@ def build_parser() -> ArgParser:
         choices=suite.all_points(),
         help="fault point (repeatable; default: every point of each scenario)",
     )
+    parser.add_argument(
+        "--hold",
+        metavar="NAME[:N]",
+        default=None,
+        help="the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
+        "without it, the first call of any effect",
+    )
     parser.add_argument("--json", action="store_true", help='print {"schema": 2, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument(
@@ -128,17 +135,48 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
         raise UsageError("--repeat must be a whole number >= 1")
     if args.jobs < 1:
         raise UsageError("--jobs must be a whole number >= 1")
-    if args.workdir is not None:
-        check_writable_dir(args.workdir)
     if args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    hold = getattr(args, "hold", None)
+    if hold is not None:
+        args.hold = parse_hold(hold)
+        if not any(t.scenario in HOLDING_SCENARIOS for t in chosen):
+            raise UsageError(f"--hold applies to {' and '.join(HOLDING_SCENARIOS)}; no selected target runs either")
+    why = suite.unselected_points(chosen, getattr(args, "point", []) or [])
+    if why is not None:
+        raise UsageError(why)
+    if args.workdir is not None:  # last: it may create the directory, and bad input leaves nothing behind
+        check_writable_dir(args.workdir)
     return chosen
 
 
+#: Scenarios whose kill points hold an effect call (lost-session-write breaks the store instead).
+HOLDING_SCENARIOS = ("kill-mid-tool", "resume-after-approval")
+
+
+def parse_hold(spec: str) -> tuple[str, int]:
+    """``NAME[:N]`` -> (NAME, N): hold the N-th call of effect NAME (N counts from 1)."""
+    name, sep, nth = spec.rpartition(":")
+    if not sep:
+        name, nth = spec, "1"
+    if not name or not nth.isdigit() or int(nth) < 1:
+        raise UsageError(f"--hold {spec!r}: expected NAME or NAME:N with N a whole number >= 1, e.g. charge_card:2")
+    return name, int(nth)
+
+
 def check_writable_dir(path: str) -> None:
+    """--workdir must be a writable directory; a missing one is created if its parent exists."""
     import os
     import tempfile
 
+    if not os.path.exists(path):
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise UsageError(f"--workdir {path!r}: its parent {parent!r} is not a directory")
+        try:
+            os.mkdir(path)
+        except OSError as exc:
+            raise UsageError(f"--workdir {path!r} cannot be created: {exc.strerror or exc}") from None
     if not os.path.isdir(path):
         raise UsageError(f"--workdir {path!r} is not a directory")
     try:
@@ -163,7 +201,7 @@ def show_progress(target: targets_mod.Target, point: str) -> None:
 def run(args: argparse.Namespace, targets: list[targets_mod.Target]) -> list[Result]:
     from plugpull.scenarios import Settings
 
-    settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir, workdir_root=args.workdir)
+    settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir, workdir_root=args.workdir, hold=args.hold)
     runs = suite.plan(targets, args.point or None, args.repeat)
     progress = show_progress if sys.stderr.isatty() else None
     if not args.fork_server:

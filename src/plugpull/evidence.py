@@ -103,6 +103,7 @@ class KillEvidence:
     golden: list[Any] = field(default_factory=list)
     resumed: list[Any] = field(default_factory=list)
     result_ignore: list[str] = field(default_factory=list)
+    hold: str | None = None  # --hold NAME:N in force; None: the first call of any effect is held
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))

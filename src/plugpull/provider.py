@@ -53,11 +53,13 @@ class EffectCall:
 
 @dataclass
 class Provider:
-    """Counts effects by idempotency key and holds the first call once armed."""
+    """Counts effects by idempotency key and, once armed, holds one call (the first, or the N-th of a name)."""
 
     calls: list[EffectCall] = field(default_factory=list)
     phase: str = "start"
     _armed: str | None = None
+    _hold: tuple[str, int] | None = None
+    _hold_seen: int = 0  # calls of the held name since arm()
     _effects: dict[tuple[str, str], int] = field(default_factory=dict)
     _anonymous: dict[str, int] = field(default_factory=dict)
     _seq: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -65,12 +67,27 @@ class Provider:
     held: EffectCall | None = None
     held_event: threading.Event = field(default_factory=threading.Event)
 
-    def arm(self, point: str | None) -> None:
-        """Hold the next call at ``point`` (one of :data:`POINTS`); None answers every call."""
+    def arm(self, point: str | None, hold: tuple[str, int] | None = None) -> None:
+        """Hold a call at ``point`` (one of :data:`POINTS`); None answers every call.
+
+        ``hold`` (NAME, N) picks the N-th call of effect NAME from now on; without it, the next
+        call of any effect. With parallel tool calls either tool may call first, so only a
+        named hold says which effect the kill lands in.
+        """
         if point is not None and point not in POINTS:
             raise ValueError(f"unknown kill point {point!r}; known: {', '.join(POINTS)}")
         with self._lock:
-            self._armed = point
+            self._armed, self._hold, self._hold_seen = point, hold, 0
+
+    def _holds(self, name: str) -> bool:
+        if self._armed is None:
+            return False
+        if self._hold is None:
+            return True
+        if name != self._hold[0]:
+            return False
+        self._hold_seen += 1
+        return self._hold_seen == self._hold[1]
 
     def receive(self, name: str, key: str | None, pid: int | None, group: int | None = None) -> tuple[EffectCall, bool]:
         """Take one call. Returns the call and whether to hold it (True) or answer now.
@@ -81,11 +98,11 @@ class Provider:
         with self._lock:
             call = EffectCall(seq=next(self._seq), phase=self.phase, name=name, key=key, pid=pid, group=group)
             self.calls.append(call)
-            point, hold = self._armed, self._armed is not None
+            point, hold = self._armed, self._holds(name)
             if hold:
                 self._armed = None
                 call.held_at = point
-            if point != "before-effect":
+            if not (hold and point == "before-effect"):
                 self._record(call)
             if hold:
                 self.held = call

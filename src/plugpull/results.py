@@ -45,7 +45,7 @@ class Result:
     version: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     evidence: dict[str, Any] = field(default_factory=dict)
-    # The target's stderr shown under the line (resume's for a crash or hang, start's for an ERROR).
+    # The target's stderr shown under the line (the recovering phase's for a FAIL, the named phase's for an ERROR).
     stderr: str = ""
     seconds: float = 0.0
 

@@ -37,6 +37,24 @@ def all_points() -> list[str]:
     return points
 
 
+def unselected_points(targets: list[Target], points: list[str]) -> str | None:
+    """Why ``points`` select nothing for some of ``targets``; None when every point belongs to one of them.
+
+    A point that no selected target's scenario has would run nothing and exit 0 (issue 12), so
+    a CI job would test nothing: the CLI turns this into bad input.
+    """
+    scenarios = list(dict.fromkeys(t.scenario for t in targets))
+    if not scenarios or not points:
+        return None
+    have = {name: scenario_module(name).POINTS for name in scenarios}
+    missing = [p for p in dict.fromkeys(points) if not any(p in pts for pts in have.values())]
+    if not missing:
+        return None
+    listed = "; ".join(f"{name} has {', '.join(pts)}" for name, pts in have.items())
+    which = ", ".join(missing)
+    return f"--point {which} is not a point of the selected scenario{'s' if len(have) > 1 else ''}: {listed}"
+
+
 def plan(targets: list[Target], points: list[str] | None = None, repeat: int = 1) -> list[tuple[Target, str]]:
     """The (target, point) runs, in output order: each target's points that its scenario has."""
     runs = []

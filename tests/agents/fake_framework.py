@@ -6,7 +6,9 @@ It saves "tool started" in $PLUGPULL_WORKDIR/state.json before running the tool 
 "tool done" after, and on resume runs the tool again unless it is done: the
 at-least-once recovery most frameworks have. BODY is what the tool does:
 no-key, stable-key (a key saved with the state before the tool ran), random-key (a new
-key every run) or ledger (writes its own "done" file, then calls the provider). Two bodies
+key every run), ledger (writes its own "done" file, then calls the provider) or
+email-then-charge (sends an email without a key, then charges with the saved key: two effects
+in one step, so a kill in the charge leaves the email done). Two bodies
 charge like stable-key but end the run their own way: idle-resume (resume exits 0 at once,
 doing nothing and reporting no result) and phase-result (the result names the phase that
 finished the run, so a resumed run's result differs from the clean run's), and silent
@@ -41,6 +43,9 @@ def tool(state):
             return
         ledger.write_text("done")
         record_effect("charge")
+    elif body == "email-then-charge":
+        record_effect("send_email")
+        record_effect("charge", key=state["key"])
     else:
         raise SystemExit(f"unknown body {body}")
 

@@ -118,3 +118,64 @@ def test_an_effect_the_clean_run_owed_but_resume_never_asked_for_is_lost():
         "effect lost: the provider saw 0 charge_card:B (expected 1); "
         "effect duplicated: the provider saw 2 charge_card:A (expected 1)"
     )
+
+
+def test_an_effect_done_before_the_kill_and_again_by_resume_is_named():
+    calls = [
+        {
+            "seq": 1,
+            "phase": "start",
+            "name": "send_email",
+            "key": None,
+            "recorded": True,
+            "held_at": None,
+            "answered": True,
+        },
+        {
+            "seq": 2,
+            "phase": "start",
+            "name": "charge",
+            "key": "k",
+            "recorded": True,
+            "held_at": "after-effect",
+            "answered": False,
+        },
+        {
+            "seq": 3,
+            "phase": "resume",
+            "name": "send_email",
+            "key": None,
+            "recorded": True,
+            "held_at": None,
+            "answered": True,
+        },
+        {
+            "seq": 4,
+            "phase": "resume",
+            "name": "charge",
+            "key": "k",
+            "recorded": False,
+            "held_at": None,
+            "answered": True,
+        },
+    ]
+    ev = proven(clean=clean(counts={"send_email": 1, "charge": 1}), counts={"send_email": 2, "charge": 1}, calls=calls)
+    judgement = judge_kill_mid_tool(ev)
+    assert judgement.verdict is Verdict.FAIL
+    assert judgement.message == (
+        "effect duplicated: the provider saw 2 send_email (expected 1); "
+        "send_email was done before the kill and again by resume"
+    )
+
+
+def test_resume_refusing_its_subcommand_is_an_error_not_a_crash():
+    stderr = "usage: agent.py [-h] {start}\nagent.py: error: argument phase: invalid choice: 'resume'\n"
+    judgement = judge_kill_mid_tool(proven(resume=Outcome(argv=["a", "resume"], returncode=2, stderr=stderr)))
+    assert judgement.verdict is Verdict.ERROR and "does COMMAND accept the `resume` argument?" in judgement.message
+
+
+def test_a_faulted_start_that_never_calls_after_a_clean_run_that_did_hints_at_state_outside_the_workdir():
+    ev = proven(start=Outcome(argv=["a", "start"], returncode=0), proof=None, calls=[])
+    judgement = prove_kill(ev)
+    assert judgement.verdict is Verdict.ERROR
+    assert "is the agent's state kept outside PLUGPULL_WORKDIR?" in judgement.message

@@ -8,8 +8,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from plugpull.rendering import shown_point
 from plugpull.report import execution
 from plugpull.report.finding import load_all
+from plugpull.results import Result
 
 ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = load_all(ROOT)
@@ -42,8 +44,9 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
     assert any(doc["versions"].get(f) for f in finding.frameworks)  # read inside the kernel
     executed = out.read_text()
     assert "image/png" in executed  # the verdict plot
-    line = doc["results"][0]
-    assert f"{line['verdict']:<5}  {line['scenario']}  {line['point']}  {line['target']}" in executed
+    line = Result.from_dict(doc["results"][0])
+    # The text line names the held call after the point (rendering.shown_point, issue 12).
+    assert f"{line.verdict.value:<5}  {line.scenario}  {shown_point(line)}  {line.target}" in executed
 
 
 @pytest.mark.parametrize("finding", WRITTEN, ids=lambda f: f.id)

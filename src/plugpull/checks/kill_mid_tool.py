@@ -4,13 +4,34 @@ from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
 from plugpull.checks.judgement import Judgement, error, judge_effects, prove_held_kill
+from plugpull.checks.protocol import STATE_OUTSIDE_WORKDIR, usage_refused
 from plugpull.evidence import KillEvidence
 from plugpull.results import Verdict
 
 
 def prove_kill(ev: KillEvidence) -> Judgement | None:
     """None when the kill is proven to have landed inside the held call; else the ERROR."""
-    return prove_held_kill("start", ev.start, ev.proof, bool(ev.calls), ev.point, ev.start_timeout)
+    point = ev.point if ev.hold is None else f"{ev.point} (no call matched --hold {ev.hold})"
+    unproven = prove_held_kill("start", ev.start, ev.proof, bool(ev.calls), point, ev.start_timeout)
+    if unproven is not None and not ev.calls and ev.start.returncode == 0 and ev.clean and ev.clean.counts:
+        return error(f"{unproven.message}; {STATE_OUTSIDE_WORKDIR}", show="start")
+    return unproven
+
+
+def redone(calls: list[dict]) -> list[str]:
+    """Effects other than the held call's that start got answered for and resume made again.
+
+    With parallel tool calls the kill lands in one tool while another's effect is already done;
+    a framework that re-runs the whole step repeats that one too, and the count alone would
+    blame the held effect (issue 12).
+    """
+    done = {
+        c["name"]
+        for c in calls
+        if c.get("phase") == "start" and c.get("answered") and c.get("recorded") and not c.get("held_at")
+    }
+    again = {c["name"] for c in calls if c.get("phase") == "resume" and c.get("recorded")}
+    return [name for name in dict.fromkeys(c["name"] for c in calls) if name in done and name in again]
 
 
 def check_clean_run(ev: KillEvidence) -> Judgement | None:
@@ -30,6 +51,9 @@ def check_clean_run(ev: KillEvidence) -> Judgement | None:
     if start.timed_out:
         where = "finish" if clean.calls else "reach the tool"
         return error(f"a clean run (no kill) did not {where} within {ev.start_timeout:g}s (killed)", show="clean")
+    refused = usage_refused(start, "start")
+    if refused is not None:
+        return error(refused.message, show="clean")
     if start.returncode != 0:
         return error(f"a clean run (no kill) ended ({start.describe_exit()})", show="clean")
     if not clean.counts:
@@ -59,7 +83,15 @@ def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
         return Judgement(Verdict.FAIL, f"resume hung: killed after {ev.resume_timeout:g}s", "resume")
     # Every effect the clean run owed counts, even one that resume never asked for (then 0).
     counts = {**{name: 0 for name in ev.clean.counts}, **ev.counts}
+    refused = usage_refused(resume, "resume")
+    if refused is not None:
+        return refused
     if resume.returncode != 0:
         effects = judge_effects(counts)
         return Judgement(Verdict.FAIL, f"resume crashed ({resume.describe_exit()}); {effects.message}", "resume")
-    return with_completion(judge_effects(counts), ev.golden, ev.resumed, ev.result_ignore, "resume")
+    effects = judge_effects(counts)
+    twice = [n for n in redone(ev.calls) if counts.get(n, 0) >= 2]
+    if effects.verdict is Verdict.FAIL and twice:
+        said = "; ".join(f"{n} was done before the kill and again by resume" for n in twice)
+        effects = Judgement(Verdict.FAIL, f"{effects.message}; {said}", effects.show)
+    return with_completion(effects, ev.golden, ev.resumed, ev.result_ignore, "resume")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from plugpull.checks.judgement import Judgement, error
+from plugpull.checks.protocol import usage_refused
 from plugpull.evidence import StoreEvidence, StoreProbe
 from plugpull.results import Verdict
 from plugpull.store import STAGED
@@ -141,6 +142,9 @@ def judge_lost_session_write(ev: StoreEvidence) -> Judgement:
         return error(f"write {n}: cannot start resume: {resume.spawn_error}", show="resume")
     if resume.timed_out:
         return Judgement(Verdict.FAIL, f"write {n}: resume hung: killed after {ev.resume_timeout:g}s", "resume")
+    refused = usage_refused(resume, "resume")
+    if refused is not None:
+        return Judgement(refused.verdict, f"write {n}: {refused.message}", refused.show)
     items = judge_items(ev)
     if resume.returncode != 0:
         detail = items.message.split(": ", 1)[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
 from plugpull.checks.judgement import Judgement, error, judge_effects, last_line, prove_held_kill
+from plugpull.checks.protocol import usage_refused
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.results import Verdict
 
@@ -66,6 +67,9 @@ def judge_approve_elsewhere(ev: ApprovalEvidence) -> Judgement:
             "reports nothing look the same)",
             show="approve",
         )
+    refused = usage_refused(approve, "approve")
+    if refused is not None:
+        return refused
     effects = _effects(_owed(ev))
     if approve.returncode == REFUSED_EXIT:
         return Judgement(

@@ -26,6 +26,7 @@ class Settings:
     cwd: str | None = None  # where the target runs; the caller's directory by default
     forks: Any = None  # a forkserver.ForkServers: fork `python -m` targets from a pre-imported server
     racers: int = 5  # resume-after-approval, racing-resumers: approvers started at once
+    hold: tuple[str, int] | None = None  # --hold NAME:N: the call a kill point holds; None: the first call
     # Runs done once per target and shared by every point and repeat with these settings: the
     # clean run of kill-mid-tool, the probe of lost-session-write.
     _once: dict = field(default_factory=dict, repr=False, compare=False)

@@ -1,8 +1,8 @@
 """kill-mid-tool: SIGKILL the agent's process group while its tool is inside an effect call.
 
 For one kill point: run ``COMMAND start`` with the provider armed to hold the first
-``record_effect`` call (``before-effect``: unrecorded; ``after-effect``: recorded, reply
-held); when the call is held, read the caller's process group from the OS, SIGKILL
+``record_effect`` call, or the one ``--hold`` names (``before-effect``: unrecorded;
+``after-effect``: recorded, reply held); when the call is held, read the caller's process group from the OS, SIGKILL
 start's group, wait for the held connection to close; then run ``COMMAND resume`` with
 the provider answering every call, and count effects. Gathers evidence only; the
 verdict is checks.judge_kill_mid_tool's.
@@ -19,7 +19,7 @@ from plugpull.channel import Channel
 from plugpull.evidence import CleanRun, KillEvidence, Outcome
 from plugpull.process import Running, reaping
 from plugpull.provider import POINTS
-from plugpull.results import Result
+from plugpull.results import Result, Verdict
 from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
 from plugpull.scenarios.held_kill import kill_at_held_call
 from plugpull.targets import Target
@@ -73,7 +73,11 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     settings = settings or Settings()
     began = time.monotonic()
     ev = KillEvidence(
-        point=point, start=Outcome(argv=[]), start_timeout=settings.timeout, resume_timeout=settings.timeout
+        point=point,
+        start=Outcome(argv=[]),
+        start_timeout=settings.timeout,
+        resume_timeout=settings.timeout,
+        hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
     )
     ev.clean = clean_run(target, settings)
     ev.golden = list(ev.clean.results)
@@ -82,7 +86,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     if checks.check_clean_run(ev) is None:
         announced, kept = run_faulted(target, point, settings, ev)
     judgement = checks.judge_kill_mid_tool(ev)
-    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume}.get(judgement.show)
+    # Under every FAIL line goes resume's stderr: the agent's own account of what it did (issue 12).
+    phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
+    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume}.get(phase)
     return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
 
 
@@ -91,7 +97,7 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         channel.phase = "start"
-        channel.provider.arm(point)
+        channel.provider.arm(point, hold=settings.hold)
         started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
         spawned.append(started)
         run_start(channel, started, ev, settings.timeout)

@@ -23,7 +23,7 @@ from dataclasses import replace
 from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import Outcome, StoreEvidence, StoreProbe
-from plugpull.results import Result
+from plugpull.results import Result, Verdict
 from plugpull.scenarios import Settings, make_result, target_env, workdir
 from plugpull.store import POINTS, Store, renamed, run_names
 from plugpull.targets import Target
@@ -103,7 +103,8 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
         ev.session = named_counts(channel, store, ev.token)
         announced = channel.announced
     judgement = checks.judge_lost_session_write(ev)
-    shown = {"start": ev.start, "resume": ev.resume}.get(judgement.show)
+    phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")  # resume's stderr under a FAIL
+    shown = {"start": ev.start, "resume": ev.resume}.get(phase)
     return make_result(
         NAME, target, point, ev.to_dict(), judgement, announced, began, shown, path if settings.keep_workdir else None
     )

@@ -29,7 +29,7 @@ from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.process import Running, reaping
-from plugpull.results import Result
+from plugpull.results import Result, Verdict
 from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
 from plugpull.scenarios.held_kill import POLL, kill_at_held_call
 from plugpull.targets import Target
@@ -62,7 +62,10 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     if point == "approve-elsewhere" or checks.check_clean_approval(ev) is None:
         announced, kept = run_faulted(target, point, settings, ev)
     judgement = checks.judge_resume_after_approval(ev)
-    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown(ev, judgement.show), kept)
+    phase = judgement.show
+    if not phase and judgement.verdict is Verdict.FAIL:  # the last phase's stderr under every FAIL
+        phase = "recover" if ev.recover else "approve"
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown(ev, phase), kept)
 
 
 def shown(ev: ApprovalEvidence, phase: str) -> Outcome | None:
@@ -168,7 +171,7 @@ def race(channel: Channel, spawn, finish, ev: ApprovalEvidence, settings: Settin
 def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_point: str, settings: Settings) -> None:
     """approve with the provider holding the tool's effect call at ``kill_point``; kill; recover."""
     channel.phase = "approve"
-    channel.provider.arm(kill_point)
+    channel.provider.arm(kill_point, hold=settings.hold)
     running = spawn("approve")
     killed = kill_at_held_call(channel, running, settings.timeout)
     ev.approvals = [ApprovalRun(outcome=killed.outcome, effect_calls=calls_from(channel, running))]

@@ -1,0 +1,48 @@
+"""The prebuilt ReAct example under kill-mid-tool: real create_react_agent, SqliteSaver, parallel tools, SIGKILL."""
+
+import pytest
+
+from plugpull.forkserver import ForkServers
+from plugpull.rendering import held_call
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.kill_mid_tool import run_point
+from plugpull.targets import Target, python_module
+
+pytest.importorskip("langgraph.prebuilt")
+
+AGENT = Target(name="agent", argv=python_module("plugpull.examples.langgraph_react_two_tools"))
+
+
+@pytest.fixture(scope="module")
+def forks():
+    servers = ForkServers()
+    yield servers
+    servers.close()
+
+
+@pytest.mark.parametrize("point", ["before-effect", "after-effect"])
+def test_hold_charge_card_lands_the_kill_in_charge_card_whichever_tool_calls_first(point, forks):
+    result = run_point(AGENT, point, Settings(timeout=60, forks=forks, hold=("charge_card", 1)))
+    assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
+    assert result.evidence["held_name"] == "charge_card"
+    assert held_call(result.evidence["calls"]) == "charge_card#1"
+    start = [c for c in result.evidence["calls"] if c["phase"] == "start"]
+    assert {c["name"] for c in start} <= {"send_email", "charge_card"}
+    # The model's turn with both calls is checkpointed before the tools run (sync durability), so
+    # resume re-runs charge_card with the same tool call id and the key keeps it at one charge.
+    assert result.evidence["counts"]["charge_card"] == 1
+    assert len({c["key"] for c in result.evidence["calls"] if c["name"] == "charge_card"}) == 1
+    # A FAIL can only be the unkeyed email: answered before the kill, sent again by resume.
+    if result.verdict is Verdict.FAIL:
+        assert result.evidence["counts"]["send_email"] == 2
+        assert result.message.endswith("send_email was done before the kill and again by resume")
+        assert any(c["name"] == "send_email" and c["answered"] for c in start)
+    assert result.framework == "langgraph" and result.version
+
+
+def test_without_hold_the_line_names_whichever_call_was_held(forks):
+    result = run_point(AGENT, "after-effect", Settings(timeout=60, forks=forks))
+    assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
+    assert held_call(result.evidence["calls"]) == f"{result.evidence['held_name']}#1"
+    assert result.evidence["held_name"] in ("send_email", "charge_card")
