@@ -66,3 +66,16 @@ def test_the_tool_call_id_variant_passes_forked():
     finally:
         servers.close()
     assert result.verdict is Verdict.PASS, result.message
+
+
+def test_the_pid_line_is_read_alone_when_the_exit_line_arrives_with_it():
+    # A child that exits at once: the server's pid and returncode lines reach the harness together.
+    import socket
+
+    from plugpull.forkserver import _recv_one_line
+
+    ours, server = socket.socketpair()
+    with ours, server:
+        server.sendall(b'{"pid": 42}\n{"returncode": 0}\n')
+        assert _recv_one_line(ours) == b'{"pid": 42}\n'
+        assert ours.recv(100) == b'{"returncode": 0}\n'

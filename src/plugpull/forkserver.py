@@ -191,6 +191,23 @@ class ForkedRunning(Running):
         return True
 
 
+def _recv_one_line(conn: socket.socket) -> bytes | None:
+    """Read exactly one line, byte by byte, leaving what follows on the socket.
+
+    The server sends the pid line and, when the child exits, the returncode line on the same
+    connection; a child that exits at once makes both arrive together, and a chunked read
+    (client.recv_line) would swallow the second into the first ("Extra data"), leaving
+    ForkedRunning nothing to select on. The pid line is a few bytes, once per spawn.
+    """
+    buf = b""
+    while not buf.endswith(b"\n"):
+        byte = conn.recv(1)
+        if not byte:
+            return None
+        buf += byte
+    return buf
+
+
 class ForkServer:
     """One server process per (python, module); start it with a context manager."""
 
@@ -247,7 +264,7 @@ class ForkServer:
         finally:
             os.close(out_w)
             os.close(err_w)
-        line = recv_line(conn)
+        line = _recv_one_line(conn)
         if line is None:
             raise RuntimeError("the fork server closed the connection before forking")
         pid = json.loads(line)["pid"]
