@@ -8,6 +8,7 @@ re-exported so a scenario reads ``checks.judge_kill_mid_tool(ev)``.
 from plugpull.checks.judgement import (
     CLOSE_AFTER_KILL_LIMIT,
     Judgement,
+    check_outlived,
     error,
     judge_effects,
     last_line,
@@ -32,6 +33,7 @@ __all__ = [
     "Judgement",
     "check_clean_approval",
     "check_clean_run",
+    "check_outlived",
     "check_paused",
     "error",
     "judge_approve_elsewhere",
