@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -25,3 +26,22 @@ def misbehaving():
 @pytest.fixture
 def approval_framework():
     return lambda how: agent_target("approval_framework.py", how)
+
+
+@pytest.fixture
+def processes_carrying():
+    """Live (non-zombie) pids whose command line holds a marker, read from /proc."""
+
+    def carrying(marker: str) -> list[int]:
+        found = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if marker.encode() in cmd and state != "Z":
+                found.append(int(entry))
+        return found
+
+    return carrying
