@@ -211,14 +211,17 @@ class Tracker:
     def note(self, procs: dict[int, Proc]) -> dict[int, Proc]:
         """The phase's processes among ``procs``, remembered as seen."""
         mine = self.members(procs)
-        for proc in mine.values():
-            self.seen.setdefault(proc.pid, proc.start)
+        with _lock:  # other phases' threads read ``seen`` (members: another phase's orphan is not theirs)
+            for proc in mine.values():
+                self.seen.setdefault(proc.pid, proc.start)
         return mine
 
     def members(self, procs: dict[int, Proc]) -> dict[int, Proc]:
         """The phase's processes among ``procs``: seen ones, orphans it owns, and their descendants."""
-        roots = {self.leader} | {pid for pid, start in self.seen.items() if pid in procs and procs[pid].start == start}
         with _lock:
+            roots = {self.leader} | {
+                pid for pid, start in self.seen.items() if pid in procs and procs[pid].start == start
+            }
             own_pids = set(_own)
             others = {pid for t in _trackers if t is not self for pid in t.seen}
         for proc in procs.values():
