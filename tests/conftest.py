@@ -1,3 +1,4 @@
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -31,3 +32,22 @@ def approval_framework():
 @pytest.fixture
 def session_app():
     return lambda how: replace(agent_target("session_app.py", how), scenario="lost-session-write")
+
+
+@pytest.fixture
+def processes_carrying():
+    """Live (non-zombie) pids whose command line holds a marker, read from /proc."""
+
+    def carrying(marker: str) -> list[int]:
+        found = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if marker.encode() in cmd and state != "Z":
+                found.append(int(entry))
+        return found
+
+    return carrying

@@ -22,6 +22,9 @@ class Outcome:
     stdout: str = ""
     stderr: str = ""
     seconds: float = 0.0
+    # Processes of this phase (any group or session) still alive once it was over: after a kill,
+    # at once; after an exit, after a short grace. Each {"pid", "cmdline"}; plugpull killed them.
+    outlived: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def killed_by_sigkill(self) -> bool:
@@ -53,6 +56,8 @@ class KillProof:
     held_open_at_kill: bool  # the provider was still holding the call when SIGKILL was sent
     closed_after_kill: float | None  # seconds from SIGKILL to the held connection closing; None: never
     survivors: list[int] = field(default_factory=list)  # live pids left in the group after the kill
+    # The harness could follow processes that leave the group (a child subreaper reading /proc).
+    accounted: bool = True
 
 
 @dataclass

@@ -40,8 +40,10 @@ import tempfile
 import threading
 import time
 import traceback
+import uuid
 from pathlib import Path
 
+from plugpull import reaper
 from plugpull.client import recv_line
 from plugpull.evidence import Outcome
 from plugpull.process import Running, Tail, _live_groups, _live_lock, _stopping, kill_group, spawn
@@ -115,6 +117,9 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
     code = 1
     try:
         os.setsid()
+        # A subreaper keeps every process of the phase below the child while it lives, even a
+        # double-forked daemon: the harness's tracker finds them by PPid (plugpull.reaper).
+        reaper.set_subreaper()
         os.write(led, b"1")
         os.close(led)
         conn.close()
@@ -157,9 +162,11 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
 class ForkedRunning(Running):
     """A target forked by the server: the same interface as a cold :class:`Running`."""
 
-    def __init__(self, pid: int, conn: socket.socket, outcome: Outcome, out: Tail, err: Tail) -> None:
+    def __init__(
+        self, pid: int, conn: socket.socket, outcome: Outcome, out: Tail, err: Tail, tracker: reaper.Tracker
+    ) -> None:
         self._pid, self._conn, self._returncode = pid, conn, None
-        self.outcome, self.out, self.err = outcome, out, err
+        self.outcome, self.out, self.err, self.tracker = outcome, out, err, tracker
         self.started = time.monotonic()
 
     @property
@@ -216,14 +223,21 @@ class ForkServer:
         self._dir = Path(tempfile.mkdtemp(prefix="plugpull-fork-"))
         os.chmod(self._dir, 0o700)
         self.path = str(self._dir / "s")
-        self._proc = subprocess.Popen(
-            [python, "-m", "plugpull.forkserver", self.path, module],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,  # a Ctrl-C at the terminal is the harness's to handle
-        )
+        reaper.make_subreaper()
+        # A forked child never execs: /proc/PID/environ of it and of what it forks shows this
+        # environment, so it names the server (not the first run's phase) for the reaper.
+        env = {**(os.environ if env is None else env), reaper.SERVER_ENV: self.path}
+        env.pop(reaper.PHASE_ENV, None)
+        with reaper.owning():
+            self._proc = subprocess.Popen(
+                [python, "-m", "plugpull.forkserver", self.path, module],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # a Ctrl-C at the terminal is the harness's to handle
+            )
+            reaper.own(self._proc.pid)
         line = self._proc.stdout.readline()
         if line.strip() != b"ready":
             self.close()
@@ -244,6 +258,7 @@ class ForkServer:
                 self._proc.kill()
                 self._proc.wait()
         self._proc.stdout.close()
+        reaper.disown(self._proc.pid)
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def spawn(
@@ -257,6 +272,9 @@ class ForkServer:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # What the child execs carries the phase's marker, as a cold target's descendants do.
+        phase_id = uuid.uuid4().hex
+        env = {**env, reaper.PHASE_ENV: phase_id}
         try:
             conn.connect(self.path)
             request = {"module": self.module, "argv": argv, "env": env, "cwd": cwd}
@@ -270,7 +288,8 @@ class ForkServer:
         pid = json.loads(line)["pid"]
         with _live_lock:
             _live_groups.add(pid)
-        return ForkedRunning(pid, conn, outcome, Tail(out_r), Tail(err_r))
+        tracker = reaper.Tracker(pid, phase_id=phase_id, server=self.path)
+        return ForkedRunning(pid, conn, outcome, Tail(out_r), Tail(err_r), tracker)
 
 
 class ForkServers:

@@ -17,14 +17,18 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from plugpull import reaper
 from plugpull.evidence import Outcome
 
 #: How much of a target's stdout/stderr is kept for the report (the tail).
 OUTPUT_TAIL_BYTES = 16 * 1024
+#: Seconds a phase that exited by itself gives its helpers to finish before they count as left behind.
+OUTLIVE_GRACE = 1.0
 
 
 class Tail:
@@ -95,6 +99,8 @@ def stop_all() -> None:
         groups = list(_live_groups)
     for pgid in groups:
         kill_group(pgid)
+    # And what left those groups (setsid helpers, double-forked daemons): Ctrl-C leaves nothing.
+    reaper.stop_all()
 
 
 @dataclass
@@ -105,6 +111,7 @@ class Running:
     outcome: Outcome
     out: Tail
     err: Tail
+    tracker: reaper.Tracker | None = None  # every process of the phase, wherever it went
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -126,10 +133,17 @@ class Running:
             return False
         return True
 
-    def finish(self) -> Outcome:
-        """Collect the exit status and the output tails once the leader is reaped."""
+    def finish(self, grace: float = 0.0) -> Outcome:
+        """Collect the exit status and the output tails once the leader is reaped.
+
+        Processes of the phase still alive (after ``grace`` seconds for a phase that exited by
+        itself; none after a kill) are the evidence ``outlived``, and are killed and reaped.
+        """
         with _live_lock:
             _live_groups.discard(self.pgid)
+        if self.tracker is not None:
+            self.outcome.outlived = self.tracker.settle(grace)
+        reaper.disown(self.pid)
         self.outcome.returncode = self.poll()
         self.outcome.seconds = time.monotonic() - self.started
         self.outcome.stdout = self.out.text()
@@ -148,14 +162,24 @@ class Running:
 
     def wait(self, timeout: float) -> Outcome:
         """Wait for the leader; past ``timeout`` SIGKILL the whole group and mark it timed out."""
-        if not self._wait(timeout):
-            self.outcome.timed_out = True
-            kill_group(self.pgid)
-            self._wait(None)
+        deadline = time.monotonic() + timeout
+        # Note the phase's processes while it runs: one that leaves the tree before the leader
+        # exits is still attributed to this phase by what was seen (reaper.Tracker).
+        while not self._wait(max(0.0, min(reaper.SCAN_EVERY, deadline - time.monotonic()))):
+            if self.tracker is not None:
+                self.tracker.scan()
+            if time.monotonic() >= deadline:
+                self.outcome.timed_out = True
+                if self.tracker is not None:
+                    self.tracker.scan(force=True)
+                kill_group(self.pgid)
+                self._wait(None)
+                break
         # Members the leader left behind (a forked child) are killed too: nothing of a
-        # target outlives its phase.
+        # target outlives its phase. A phase that exited gets a moment for helpers that are
+        # finishing on their own; anything still alive then is evidence (Outcome.outlived).
         kill_group(self.pgid)
-        return self.finish()
+        return self.finish(grace=0.0 if self.outcome.timed_out else OUTLIVE_GRACE)
 
 
 @contextmanager
@@ -185,27 +209,35 @@ def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running |
     if _stopping.is_set():
         outcome.spawn_error = "plugpull is stopping (interrupted)"
         return outcome
+    reaper.make_subreaper()
+    # Every exec'd descendant inherits the phase's marker, so an orphan that reaches plugpull is
+    # attributed to its phase even with -j (reaper.Tracker).
+    phase_id = uuid.uuid4().hex
+    env = {**(os.environ if env is None else env), reaper.PHASE_ENV: phase_id}
     try:
-        popen = subprocess.Popen(
-            argv,
-            env=env,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        with reaper.owning():
+            popen = subprocess.Popen(
+                argv,
+                env=env,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            reaper.own(popen.pid)
     except OSError as exc:
         outcome.spawn_error = f"{exc.filename or argv[0]}: {exc.strerror or exc}"
         return outcome
     with _live_lock:
         _live_groups.add(popen.pid)
+    tracker = reaper.Tracker(popen.pid, phase_id=phase_id)
     # Hand the raw fds to the readers; the Popen objects must not read or close them.
     out, err = Tail(os.dup(popen.stdout.fileno())), Tail(os.dup(popen.stderr.fileno()))
     popen.stdout.close()
     popen.stderr.close()
     popen.stdout = popen.stderr = None
-    return Running(popen=popen, outcome=outcome, out=out, err=err)
+    return Running(popen=popen, outcome=outcome, out=out, err=err, tracker=tracker)
 
 
 def kill_group(pgid: int) -> bool:

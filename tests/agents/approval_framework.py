@@ -1,6 +1,6 @@
 """A tiny fake framework with approval pauses, for resume-after-approval.
 
-    python approval_framework.py HOW start|approve|recover
+    python approval_framework.py HOW [MARKER] start|approve|recover
 
 start writes the run ($PLUGPULL_WORKDIR/run.json, with an idempotency key drawn once) and a
 pending-approval file, and exits 0 with no effect. approve claims the pending approval by
@@ -15,13 +15,17 @@ HOW is "correct" or one way to break a boundary:
 - no-key: the tool calls without a key (recovery after the effect refunds again);
 - stuck: recover refuses a claimed run ("already resumed"), as a framework whose claim
   cannot be taken back would;
-- idle-recover: recover exits 0 at once, finishing nothing and reporting no result.
+- idle-recover: recover exits 0 at once, finishing nothing and reporting no result;
+- setsid-helper: correct, but the tool starts a helper in a new session around its call and
+  tells it to stop after; a helper whose tool died goes on as a background writer.
+- recover-leaves-helper: correct, but recover leaves a helper in a new session running.
 
 A phase that finishes the run reports its result: {"refund": "done"} (record_result).
 """
 
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -29,7 +33,8 @@ from pathlib import Path
 
 from plugpull.client import gate, record_effect, record_result
 
-how, phase = sys.argv[1], sys.argv[2]
+# A marker may stand between HOW and the phase, so tests can find their own processes.
+how, phase = sys.argv[1], sys.argv[-1]
 workdir = Path(os.environ["PLUGPULL_WORKDIR"])
 run_file, pending, claimed, done = (workdir / n for n in ("run.json", "pending", "claimed", "done"))
 REFUSED = 3
@@ -42,8 +47,20 @@ def refuse(why: str) -> None:
 
 def tool() -> None:
     key = None if how == "no-key" else json.loads(run_file.read_text())["key"]
+    helper = None
+    if how == "setsid-helper":
+        code = "import sys, time; sys.stdin.buffer.readline() == b'done\\n' or time.sleep(600)"
+        helper = subprocess.Popen(
+            [sys.executable, "-c", code, *sys.argv[2:-1]], stdin=subprocess.PIPE, start_new_session=True
+        )
     record_effect("refund", key=key)
+    if helper is not None:
+        helper.communicate(b"done\n")
     done.write_text("done")
+    if how == "recover-leaves-helper" and phase == "recover":
+        subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)", *sys.argv[2:-1]], start_new_session=True
+        )
     record_result({"refund": "done"})
 
 

@@ -15,16 +15,34 @@ HOW:
 - hangs-on-resume: start calls the provider; resume never exits.
 - pause-no-gate: start pauses (no effect); approve refunds once per workdir without calling
   plugpull.client.gate(), so racing approvers are never lined up.
+- setsid-helper: the tool starts a helper in a new session (its own process group) before its
+  call and tells it to stop after; a helper whose tool died goes on as a background writer.
+- double-fork-helper: the same helper, made by a real double fork (fork, setsid, fork, the middle
+  one exits) and never exec'd, as a daemon is.
+- leaves-helper: the tool calls once; in resume, approve and recover it also leaves a helper in
+  a new session running when its process exits.
 """
 
+import os
 import subprocess
 import sys
+import time
 
 from plugpull import record_effect, record_result
 
 # A marker may stand between HOW and the phase, so tests can find their own processes.
 how, phase = sys.argv[1], sys.argv[-1]
 CALL = "from plugpull import record_effect, record_result; record_effect('charge')"
+# A helper that stops when its tool says "done", and goes on alone when the tool dies first.
+HELPER = "import sys, time; sys.stdin.buffer.readline() == b'done\\n' or time.sleep(600)"
+
+
+def background_writer(told) -> None:
+    """The double-forked helper's body: stop when told, else go on (the tool crashed)."""
+    if told.readline() != b"done\n":
+        time.sleep(600)
+    os._exit(0)
+
 
 if how == "never-calls":
     print("tool ran, reported nothing")
@@ -63,6 +81,35 @@ elif how == "pause-no-gate":
         except FileExistsError:
             sys.exit(3)
         record_effect("charge")
+elif how == "setsid-helper":
+    helper = subprocess.Popen(
+        [sys.executable, "-c", HELPER, *sys.argv[2:-1]], stdin=subprocess.PIPE, start_new_session=True
+    )
+    record_effect("charge")
+    helper.communicate(b"done\n")
+elif how == "double-fork-helper":
+    told_r, told_w = os.pipe()
+    gone_r, gone_w = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        os.close(told_w)
+        os.close(gone_r)
+        background_writer(os.fdopen(told_r, "rb"))  # never returns
+    os.waitpid(middle, 0)
+    os.close(told_r)
+    os.close(gone_w)
+    record_effect("charge")
+    os.write(told_w, b"done\n")
+    os.read(gone_r, 1)  # EOF once the helper has exited
+elif how == "leaves-helper":
+    record_effect("charge")
+    if phase != "start":
+        subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)", *sys.argv[2:-1]], start_new_session=True
+        )
 else:
     raise SystemExit(f"unknown HOW {how}")
 record_result({"finished": how})

@@ -1,7 +1,11 @@
 """kill-mid-tool with real processes and a real SIGKILL of a real process group."""
 
+import os
+import re
 import signal
 import sys
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +14,13 @@ from plugpull.scenarios.kill_mid_tool import Settings, run_point
 from plugpull.targets import Target
 
 FAST = Settings(timeout=30)
+AGENTS = Path(__file__).parent.parent / "agents"
+
+
+def misbehaving_marked(how: str, marker: str) -> Target:
+    """misbehaving.py with ``marker`` on every command line it starts, so /proc shows its processes."""
+    return Target(name="agent", argv=(sys.executable, str(AGENTS / "misbehaving.py"), how, marker))
+
 
 # The tool-body table (issue 2, section 7): what a framework that re-runs an unfinished
 # tool on resume does to each way of writing the tool.
@@ -162,3 +173,42 @@ def test_an_agent_that_reports_no_result_keeps_the_effect_rule_and_is_told_how_t
         "the provider saw exactly 1 charge; completion not checked: the clean run reported no result "
         "(call plugpull.record_result(value) where a run ends to check it)"
     )
+
+
+@pytest.mark.parametrize("how", ["setsid-helper", "double-fork-helper"])
+@pytest.mark.parametrize("point", ["before-effect", "after-effect"])
+def test_a_helper_that_left_the_group_and_outlived_the_kill_is_an_error_and_is_killed(how, point, processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    result = run_point(misbehaving_marked(how, marker), point, FAST)
+    assert result.verdict is Verdict.ERROR, result.message
+    assert re.fullmatch(rf"a process of the run outlived the kill: pid \d+ \(.*{marker}.*\)", result.message)
+    # The helper's tool was the killed caller (the kill itself is proven); resume never ran.
+    assert result.evidence["proof"]["caller_group"] == result.evidence["proof"]["group"]
+    assert result.evidence["resume"] is None
+    [helper] = result.evidence["start"]["outlived"]
+    assert helper["pid"] != result.evidence["proof"]["group"]
+    assert processes_carrying(marker) == []
+
+
+def test_a_resume_that_leaves_a_helper_running_is_an_error_and_the_helper_is_killed(processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    result = run_point(misbehaving_marked("leaves-helper", marker), "after-effect", FAST)
+    assert result.verdict is Verdict.ERROR, result.message
+    assert re.fullmatch(rf"a process of the run outlived resume: pid \d+ \(.*sleep\(600\) {marker}\)", result.message)
+    assert result.evidence["start"]["outlived"] == [] and result.evidence["clean"]["start"]["outlived"] == []
+    assert processes_carrying(marker) == []
+
+
+def test_the_orphans_plugpull_adopts_are_reaped():
+    marker = uuid.uuid4().hex[:12]
+    run_point(misbehaving_marked("double-fork-helper", marker), "after-effect", FAST)
+    me = os.getpid()
+    zombies = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and int(fields[1]) == me:
+            zombies.append(int(entry))
+    assert zombies == []

@@ -1,12 +1,19 @@
 """resume-after-approval on a tiny fake framework: real processes, a real gate, a real SIGKILL."""
 
+import re
 import signal
+import sys
+import uuid
+from pathlib import Path
 
 import pytest
 
 from plugpull.results import Verdict
 from plugpull.scenarios import Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
+from plugpull.targets import Target
+
+AGENTS = Path(__file__).parent.parent / "agents"
 
 # One Settings for the module: each target's clean approval is run once and shared.
 SETTINGS = Settings(timeout=30)
@@ -75,3 +82,26 @@ def test_approvers_that_never_call_the_gate_prove_no_race(misbehaving):
     result = run_point(misbehaving("pause-no-gate"), "racing-resumers", Settings(timeout=10, racers=2))
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("only 0 of 2 approvers were waiting at plugpull's gate")
+
+
+def marked(how: str, marker: str) -> Target:
+    """approval_framework.py with ``marker`` on every command line it starts, so /proc shows its processes."""
+    return Target(name="agent", argv=(sys.executable, str(AGENTS / "approval_framework.py"), how, marker))
+
+
+@pytest.mark.parametrize("point", ["killed-before-effect", "killed-after-effect"])
+def test_a_helper_of_the_approving_process_that_outlives_its_kill_is_an_error(point, processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    result = run_point(marked("setsid-helper", marker), point, Settings(timeout=30))
+    assert result.verdict is Verdict.ERROR, result.message
+    assert re.fullmatch(rf"a process of the run outlived the kill: pid \d+ \(.*{marker}\)", result.message)
+    assert result.evidence["recover"] is None
+    assert processes_carrying(marker) == []
+
+
+def test_a_recover_that_leaves_a_helper_running_is_an_error(processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    result = run_point(marked("recover-leaves-helper", marker), "killed-after-effect", Settings(timeout=30))
+    assert result.verdict is Verdict.ERROR, result.message
+    assert re.fullmatch(rf"a process of the run outlived recover: pid \d+ \(.*sleep\(600\) {marker}\)", result.message)
+    assert processes_carrying(marker) == []

@@ -16,6 +16,7 @@ from plugpull.checks.completion import (
 from plugpull.checks.judgement import (
     CLOSE_AFTER_KILL_LIMIT,
     Judgement,
+    check_outlived,
     error,
     judge_effects,
     last_line,
@@ -48,6 +49,7 @@ __all__ = [
     "Judgement",
     "check_clean_approval",
     "check_clean_run",
+    "check_outlived",
     "check_paused",
     "error",
     "judge_approve_elsewhere",

@@ -30,6 +30,26 @@ def error(message: str, show: str = "start") -> Judgement:
     return Judgement(Verdict.ERROR, message, show)
 
 
+def describe_outlived(outlived: list[dict]) -> str:
+    """``pid N (cmdline)`` for each process, the first few only."""
+    shown = ", ".join(f"pid {p.get('pid')} ({p.get('cmdline') or '?'})" for p in outlived[:3])
+    return shown + (f" and {len(outlived) - 3} more" if len(outlived) > 3 else "")
+
+
+def check_outlived(phase: str, outcome: Outcome | None, after: str | None = None) -> Judgement | None:
+    """None when nothing ``phase`` started was alive once it was over; else the ERROR.
+
+    A process of the run that is still alive (in any group or session) can act after the crash or
+    after the effects were counted, so no count read then proves anything: ERROR, not FAIL
+    (docs/DECISIONS.md, issue 11). plugpull killed it; the evidence names it.
+    """
+    if outcome is None or not outcome.outlived:
+        return None
+    many = len(outcome.outlived) > 1
+    what = f"{len(outcome.outlived)} processes of the run" if many else "a process of the run"
+    return error(f"{what} outlived {after or phase}: {describe_outlived(outcome.outlived)}", show=phase)
+
+
 def prove_held_kill(
     phase: str, outcome: Outcome, proof: KillProof | None, called: bool, point: str, timeout: float
 ) -> Judgement | None:
@@ -37,7 +57,8 @@ def prove_held_kill(
 
     Proven means: the OS named the held call's process (SO_PEERCRED) and it was in the killed
     group just before the kill; the call was still held when SIGKILL was sent; ``phase`` died of
-    SIGKILL; the held connection closed right after; nothing of the group survived.
+    SIGKILL; nothing of the group survived; no process of the run, in any group or session,
+    outlived the kill; the held connection closed right after.
     """
     if outcome.spawn_error:
         return error(f"cannot start {'the target' if phase == 'start' else phase}: {outcome.spawn_error}", show=phase)
@@ -61,18 +82,28 @@ def prove_held_kill(
             f"outside the killed group {proof.group}",
             show=phase,
         )
+    if not proof.accounted:
+        return error(
+            "plugpull cannot follow processes that leave the killed group here (no PR_SET_CHILD_SUBREAPER or "
+            "/proc): the kill is not proven to reach every process of the run",
+            show=phase,
+        )
     if not proof.held_open_at_kill:
         return error("the provider was no longer holding the call when the kill was sent", show=phase)
     if not outcome.killed_by_sigkill:
         return error(f"{phase} did not die of SIGKILL ({outcome.describe_exit()})", show=phase)
+    if proof.survivors:
+        return error(f"processes {proof.survivors} of the killed group were still alive after SIGKILL", show=phase)
+    # Before the connection check: a process that outlived the kill is what keeps a connection open.
+    outlived = check_outlived(phase, outcome, "the kill")
+    if outlived is not None:
+        return outlived
     if proof.closed_after_kill is None or proof.closed_after_kill > CLOSE_AFTER_KILL_LIMIT:
         return error(
             f"the held call's connection did not close within {CLOSE_AFTER_KILL_LIMIT:g}s of the kill "
             "(a process outside the kill still holds it)",
             show=phase,
         )
-    if proof.survivors:
-        return error(f"processes {proof.survivors} of the killed group were still alive after SIGKILL", show=phase)
     return None
 
 

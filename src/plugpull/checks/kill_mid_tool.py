@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
-from plugpull.checks.judgement import Judgement, error, judge_effects, prove_held_kill
+from plugpull.checks.judgement import Judgement, check_outlived, error, judge_effects, prove_held_kill
 from plugpull.checks.protocol import STATE_OUTSIDE_WORKDIR, usage_refused
 from plugpull.evidence import KillEvidence
 from plugpull.results import Verdict
@@ -48,6 +48,9 @@ def check_clean_run(ev: KillEvidence) -> Judgement | None:
     start = clean.start
     if start.spawn_error:
         return error(f"cannot start the target: {start.spawn_error}", show="clean")
+    left = check_outlived("clean", start, "the clean run (no kill)")
+    if left is not None:
+        return left
     if start.timed_out:
         where = "finish" if clean.calls else "reach the tool"
         return error(f"a clean run (no kill) did not {where} within {ev.start_timeout:g}s (killed)", show="clean")
@@ -79,6 +82,9 @@ def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
         return error("resume was not run", show="")
     if resume.spawn_error:
         return error(f"cannot start resume: {resume.spawn_error}", show="resume")
+    left = check_outlived("resume", resume)
+    if left is not None:
+        return left
     if resume.timed_out:
         return Judgement(Verdict.FAIL, f"resume hung: killed after {ev.resume_timeout:g}s", "resume")
     # Every effect the clean run owed counts, even one that resume never asked for (then 0).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plugpull.checks.judgement import Judgement, error
+from plugpull.checks.judgement import Judgement, check_outlived, error
 from plugpull.checks.protocol import usage_refused
 from plugpull.evidence import StoreEvidence, StoreProbe
 from plugpull.results import Verdict
@@ -14,6 +14,8 @@ def prove_probe(probe: StoreProbe) -> Judgement | None:
     start = probe.start
     if start.spawn_error:
         return error(f"probe: cannot start the target: {start.spawn_error}")
+    if start.outlived:
+        return check_outlived("start", start, "the probe's start")
     if start.timed_out:
         return error(f"probe: start did not finish within {probe.start_timeout:g}s (killed)")
     if start.returncode != 0:
@@ -42,6 +44,8 @@ def prove_store_fault(ev: StoreEvidence) -> Judgement | None:
     start, n = ev.start, ev.write
     if start.spawn_error:
         return error(f"write {n}: cannot start the target: {start.spawn_error}")
+    if start.outlived:
+        return check_outlived("start", start, f"start (write {n} faulted)")
     if start.timed_out:
         return error(f"write {n}: start did not finish within {ev.start_timeout:g}s (killed)")
     start_writes = [w for w in ev.writes if w.get("phase") == "start"]
@@ -140,6 +144,8 @@ def judge_lost_session_write(ev: StoreEvidence) -> Judgement:
         return error(f"write {n}: resume was not run", show="")
     if resume.spawn_error:
         return error(f"write {n}: cannot start resume: {resume.spawn_error}", show="resume")
+    if resume.outlived:
+        return check_outlived("resume", resume, f"resume (write {n} faulted)")
     if resume.timed_out:
         return Judgement(Verdict.FAIL, f"write {n}: resume hung: killed after {ev.resume_timeout:g}s", "resume")
     refused = usage_refused(resume, "resume")

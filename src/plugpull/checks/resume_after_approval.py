@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
-from plugpull.checks.judgement import Judgement, error, judge_effects, last_line, prove_held_kill
+from plugpull.checks.judgement import Judgement, check_outlived, error, judge_effects, last_line, prove_held_kill
 from plugpull.checks.protocol import usage_refused
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.results import Verdict
@@ -18,6 +18,9 @@ def check_paused(ev: ApprovalEvidence) -> Judgement | None:
     start = ev.start
     if start.spawn_error:
         return error(f"cannot start the target: {start.spawn_error}")
+    left = check_outlived("start", start)
+    if left is not None:
+        return left
     if start.timed_out:
         return error(f"start did not reach the approval pause within {ev.timeout:g}s (killed)")
     if start.returncode != 0:
@@ -59,6 +62,9 @@ def judge_approve_elsewhere(ev: ApprovalEvidence) -> Judgement:
     approve = ev.approvals[0].outcome
     if approve.spawn_error:
         return error(f"cannot start approve: {approve.spawn_error}", show="approve")
+    left = check_outlived("approve", approve)
+    if left is not None:
+        return left
     if approve.timed_out:
         return Judgement(Verdict.FAIL, f"approve hung: killed after {ev.timeout:g}s", "approve")
     if approve.returncode == 0 and not ev.calls:
@@ -110,6 +116,11 @@ def judge_double_resume(ev: ApprovalEvidence) -> Judgement:
         )
     if second.spawn_error:
         return error(f"cannot start the second approve: {second.spawn_error}", show="approve")
+    left = check_outlived("approve", first, "the first approve") or check_outlived(
+        "approve", second, "the second approve"
+    )
+    if left is not None:
+        return left
     effects = _effects(_owed(ev))
     if second.timed_out:
         return Judgement(
@@ -148,6 +159,9 @@ def judge_racing_resumers(ev: ApprovalEvidence) -> Judgement:
     for run in ev.approvals:
         if run.outcome.spawn_error:
             return error(f"cannot start approve: {run.outcome.spawn_error}", show="")
+        left = check_outlived("approve", run.outcome, "a racing approve")
+        if left is not None:
+            return left
     if (ev.gated or 0) < n:
         return error(
             f"only {ev.gated or 0} of {n} approvers were waiting at plugpull's gate (plugpull.client.gate()) "
@@ -256,6 +270,9 @@ def judge_killed_approval(ev: ApprovalEvidence) -> Judgement:
         return error("recover was not run", show="")
     if recover.spawn_error:
         return error(f"cannot start recover: {recover.spawn_error}", show="recover")
+    left = check_outlived("recover", recover)
+    if left is not None:
+        return left
     effects = _effects(_owed(ev))
     if recover.timed_out:
         return Judgement(Verdict.FAIL, f"recover hung: killed after {ev.timeout:g}s; {effects.message}", "recover")

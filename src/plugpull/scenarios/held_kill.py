@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from plugpull import checks
+from plugpull import checks, reaper
 from plugpull.channel import Channel
 from plugpull.evidence import KillProof, Outcome
 from plugpull.process import Running, kill_group, live_members
@@ -40,6 +40,7 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
     provider = channel.provider
     deadline = time.monotonic() + timeout
     while not provider.held_event.wait(POLL):
+        running.tracker.scan()
         if running.poll() is not None or time.monotonic() > deadline:
             break
     call = provider.held
@@ -49,6 +50,8 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
         # before this kill could be sent): the caller was alive then, whatever happens next.
         caller_group = call.group
         held_open = call.closed_at is None
+        # Every process of the phase as it stands, whatever its group: what outlives the kill.
+        running.tracker.scan(force=True)
         sent = time.monotonic()
         kill_group(running.pgid)
         running.wait_reaped()
@@ -62,6 +65,7 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
             held_open_at_kill=held_open,
             closed_after_kill=closed,
             survivors=wait_group_gone(running.pgid),
+            accounted=reaper.accountable(),
         )
         held_name = call.name
         if caller_group is not None and caller_group != running.pgid and call.pid:

@@ -1,0 +1,108 @@
+"""Every process a phase started is accounted for: real processes that leave the group, real orphans."""
+
+import ctypes
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from plugpull import reaper
+from plugpull.forkserver import ForkServers
+from plugpull.process import spawn
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.suite import run_plan
+from plugpull.targets import Target
+
+AGENTS = Path(__file__).parent / "agents"
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def leaves_a_helper(marker: str) -> list[str]:
+    """A phase that starts a sleeper in a new session and exits at once, leaving it behind."""
+    code = (
+        "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
+        f"'{marker}'], start_new_session=True)"
+    )
+    return [sys.executable, "-c", code]
+
+
+def test_plugpull_becomes_a_child_subreaper_when_it_starts_a_target():
+    running = spawn([sys.executable, "-c", "pass"], env=None, cwd=None)
+    running.wait(30)
+    flag = ctypes.c_int(0)
+    assert ctypes.CDLL(None).prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0) == 0
+    assert flag.value == 1
+    assert reaper.accountable()
+
+
+def test_a_helper_left_in_a_new_session_is_named_killed_and_reaped(processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    outcome = spawn(leaves_a_helper(marker), env=None, cwd=None).wait(30)
+    assert outcome.returncode == 0
+    [helper] = outcome.outlived
+    assert helper["cmdline"].endswith(f"time.sleep(600) {marker}")
+    assert processes_carrying(marker) == []
+    assert not Path(f"/proc/{helper['pid']}").exists()  # killed and reaped, not a zombie
+
+
+def test_a_phase_running_at_the_same_time_is_not_blamed_for_another_phases_helper(processes_carrying):
+    # -j 2: the helper reaches plugpull while both phases run; its environment names its own phase.
+    marker = uuid.uuid4().hex[:12]
+    quiet = spawn([sys.executable, "-c", "import time; time.sleep(1.5)"], env=None, cwd=None)
+    leaky = spawn(leaves_a_helper(marker), env=None, cwd=None)
+    assert quiet.wait(30).outlived == []
+    assert [h["pid"] for h in leaky.wait(30).outlived] != []
+    assert processes_carrying(marker) == []
+
+
+def test_an_interrupt_kills_the_helpers_of_every_phase_still_running(processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    code = (
+        "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', "
+        f"'{marker}'], start_new_session=True); time.sleep(600)"
+    )
+    running = spawn([sys.executable, "-c", code], env=None, cwd=None)
+    while len(processes_carrying(marker)) < 2:  # the phase (its code holds the marker) and its helper
+        running.tracker.scan()
+    running.tracker.scan(force=True)
+    reaper.stop_all()  # what process.stop_all adds to killing the groups on Ctrl-C
+    assert processes_carrying(marker) == [running.pid]  # the helper is gone; the group is the caller's to kill
+    running.kill()
+    assert processes_carrying(marker) == []
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(AGENTS))
+    servers = ForkServers()
+    yield servers
+    servers.close()
+
+
+def forked(how: str, marker: str) -> Target:
+    """misbehaving as ``python -m``, so the fork server runs it: its helpers never exec."""
+    return Target(name="agent", argv=(sys.executable, "-m", "misbehaving", how, marker))
+
+
+@pytest.mark.parametrize("how", ["setsid-helper", "double-fork-helper"])
+def test_a_forked_target_whose_helper_outlives_the_kill_is_an_error_at_both_points(forks, how, processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    target = forked(how, marker)
+    results = run_plan([(target, "before-effect"), (target, "after-effect")], Settings(timeout=30, forks=forks))
+    for result in results:
+        assert result.verdict is Verdict.ERROR, result.message
+        assert result.message.startswith("a process of the run outlived the kill: pid ")
+    assert processes_carrying(marker) == []
+
+
+def test_with_two_jobs_on_one_fork_server_only_the_target_with_a_helper_is_an_error(forks, processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    leaky, tidy = forked("double-fork-helper", marker), forked("forked-child", marker)
+    runs = [(t, p) for p in ("before-effect", "after-effect") for t in (leaky, tidy)]
+    results = run_plan(runs, Settings(timeout=30, forks=forks), jobs=2)
+    verdicts = [(r.point, r.target, r.verdict.value) for r in results]
+    assert [v for _, _, v in verdicts] == ["ERROR", "PASS", "ERROR", "FAIL"], [r.message for r in results]
+    assert all(r.evidence["start"]["outlived"] == [] for r in results[1::2])
+    assert processes_carrying(marker) == []
