@@ -435,14 +435,15 @@ def judge(claims: Iterable[Claim], record: Mapping[str, Any]) -> list[LineJudgem
     results = record.get("results") or []
     out = []
     for claim in claims:
+        mine = [r for r in results if claim.matches_result(r)]
         framework = claim.framework or record.get("framework")
-        version = versions.get(framework) if framework else None
+        # The version read in the kernel; else the one the line's results announce.
+        version = (versions.get(framework) if framework else None) or next(
+            (r.get("version") for r in mine if r.get("version")), None
+        )
         expectation = claim.expectation(pin, version)
         if expectation is None:
             continue
-        if claim.framework is not None and version is None and not expectation.pins:
-            continue
-        mine = [r for r in results if claim.matches_result(r)]
         judged = judge_line(claim, expectation, mine, record.get("error"))
         judged.version = judged.version or version
         out.append(judged)
