@@ -1,8 +1,8 @@
 """One report run end to end in this Python's kernel: files in place, errors still reported, no secrets, no leftovers."""
 
 import json
-import re
 import os
+import re
 import tempfile
 from pathlib import Path
 
