@@ -5,9 +5,9 @@ or more ``expect`` entries, each for some pin sets or a version range of the lin
 verdict (and where it matters the effect counts), or for a line marked ``timing`` a FAIL-rate range
 (docs/report.md, "Claims"). :func:`judge` compares a record's results with them, line by line:
 
-- *reproduces*: every run that finished matches the claim (the verdict and counts, or the FAIL rate
-  lies inside the claimed range);
-- *does not reproduce*: a run contradicts it, or the FAIL rate is outside the range;
+- *reproduces*: every run that finished matches the claim (the verdict and counts; on a timing line
+  the counts, and the FAIL rate's 95 % Wilson interval reaches the claimed range);
+- *does not reproduce*: a run contradicts it, or the whole interval of the FAIL rate is outside the range;
 - *could not run*: the record has no finished run of the line (every run ERROR, the notebook or
   the environment failed, or the line was not run this time).
 
@@ -395,11 +395,17 @@ def judge_line(
         problem = _counts_problem(expectation, finished)
         if problem:
             judgement.status, judgement.reason = DOES_NOT_REPRODUCE, f"{measured}; {problem}{errored}"
-        elif low <= rate <= high:
-            judgement.status, judgement.reason = REPRODUCES, f"{measured}, claimed [{low:g}, {high:g}]{errored}"
         else:
-            judgement.status = DOES_NOT_REPRODUCE
-            judgement.reason = f"{measured}, outside the claimed [{low:g}, {high:g}]{errored}"
+            # Consistent with the claim when the 95 % interval reaches the claimed range: 20 runs of a line
+            # that duplicates 1 time in 10 show 0 FAILs 12 % of the time, which must not read as a fix.
+            ci_low, ci_high = wilson(judgement.failed, len(finished))
+            if ci_high >= low and ci_low <= high:
+                inside = "" if low <= rate <= high else " (the rate is outside, its interval reaches it)"
+                judgement.status = REPRODUCES
+                judgement.reason = f"{measured}, claimed [{low:g}, {high:g}]{inside}{errored}"
+            else:
+                judgement.status = DOES_NOT_REPRODUCE
+                judgement.reason = f"{measured}: the interval is outside the claimed [{low:g}, {high:g}]{errored}"
         return judgement
     wrong = [r for r in finished if r.get("verdict") != expectation.verdict]
     if wrong:
