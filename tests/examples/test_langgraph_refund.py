@@ -51,12 +51,15 @@ def test_a_kill_before_any_checkpoint_is_saved_leaves_nothing_to_resume():
     assert "EmptyInputError" in result.stderr
 
 
-def test_the_built_in_target_runs_both_durabilities_without_a_key():
+def test_the_built_in_target_runs_both_durabilities_without_a_key_and_with_the_tool_call_id():
     variants = BUILT_INS["langgraph"].variants
     assert [v.options for v in variants] == [
         {"durability": "sync", "key": "none"},
         {"durability": "async", "key": "none"},
+        {"durability": "sync", "key": "tool-call-id"},
+        {"durability": "async", "key": "tool-call-id"},
     ]
+    assert variants[2].argv[-3:] == ("tool-call-id", "--durability", "sync")
     result = run_point(variants[0], "after-effect", SETTINGS)
     assert result.verdict is Verdict.FAIL
     assert result.message == "effect duplicated: the provider saw 2 refund (expected 1)"

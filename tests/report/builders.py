@@ -106,7 +106,10 @@ def record(
 
 
 def put_record(root: Path, doc: dict, name: str | None = None) -> Path:
-    path = root / "findings" / doc["finding"] / doc["date"] / f"{name or doc['pin']}.json"
+    """Write ``doc`` where the pipeline puts it: findings/<id>/<date>/<pin>-<run id>.json (or ``name``)."""
+    from plugpull.report.record import stem
+
+    path = root / "findings" / doc["finding"] / doc["date"] / f"{name or stem(doc)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
     return path

@@ -19,7 +19,7 @@ WRITTEN = [f for f in FINDINGS.values() if f.notebook.is_file()]
 
 # The smallest run that still kills a real process once: one target variant, one point.
 TINY = {
-    "langgraph-kill-mid-tool": {"points": ["after-effect"], "options": {"durability": ["sync"]}},
+    "langgraph-kill-mid-tool": {"points": ["after-effect"], "options": {"durability": ["sync"], "key": ["none"]}},
     "openai-agents-4775": {"points": ["ack-lost"], "options": {}},
     "agent-framework-8292": {"points": ["after-effect"], "options": {"variant": ["swap"]}},
     # Three frameworks: one target (the stuck run) here; the other two are skipped by the parameter.
@@ -106,3 +106,33 @@ def test_a_several_framework_notebook_runs_the_installed_targets_and_says_which_
         notebook.select_installed(["fastaiagent", "langgraph-approval"], {"variant": ["swap"]})
     with pytest.raises(RuntimeError, match="none of"):
         notebook.select_installed(["langgraph-approval"], {})
+
+
+def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_interval(current_kernel, tmp_path):
+    finding = FINDINGS["agent-framework-8292"]
+    out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
+    timing = [{"point": "after-effect", "options": {"variant": "swap"}, "repeats": 2}]
+    parameters = {
+        **finding.parameters,
+        "points": ["after-effect"],
+        "options": {"variant": ["swap", "control"]},
+        "repeats": 1,
+        "line_repeats": timing,
+        "pin": "smoke",
+        "results_path": str(results),
+    }
+    run = execution.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    assert run.error is None, run.error
+    doc = json.loads(results.read_text())
+    assert [r["options"]["variant"] for r in doc["results"]] == ["swap", "swap", "control"]
+    assert doc["parameters"]["line_repeats"] == timing
+    assert "FAIL rate [95% CI]" in out.read_text() and "1.00 [0.34, 1.00]" in out.read_text()
+
+
+def test_the_timing_lines_of_the_langgraph_finding_ask_for_20_runs_and_no_other_line_does():
+    wanted = FINDINGS["langgraph-kill-mid-tool"].line_repeats()
+    assert wanted == [
+        {"point": "after-effect", "options": {"durability": "async", "key": "none"}, "repeats": 20},
+        {"point": "after-effect", "options": {"durability": "async", "key": "tool-call-id"}, "repeats": 20},
+    ]
+    assert FINDINGS["agent-framework-8292"].line_repeats() == []

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -53,8 +54,10 @@ def test_a_run_writes_the_dated_notebook_html_and_json_with_phase_times(tmp_path
     outcome = pipeline.run(job_for(root), commit="abc", make_env=lambda job: current_kernel)
     assert outcome.error is None and outcome.verdicts == {"PASS": 1}
     folder = outcome.files[".json"].parent
-    assert sorted(p.name for p in folder.iterdir()) == ["p1.html", "p1.ipynb", "p1.json"]
     doc = json.loads(outcome.files[".json"].read_text())
+    assert re.fullmatch(r"\d{8}T\d{6}Z", doc["run_id"])
+    name = f"p1-{doc['run_id']}"
+    assert sorted(p.name for p in folder.iterdir()) == [f"{name}.html", f"{name}.ipynb", f"{name}.json"]
     assert record.problems(outcome.files[".json"], folder.parent) == []
     assert doc["versions"]["plugpull_commit"] == "abc" and doc["framework"] == "six"
     assert {"kernel_start", "cells", "nbconvert", "scenario", "total"} <= set(doc["pipeline"]["phases"])
@@ -117,13 +120,43 @@ def test_a_run_leaves_no_temp_files_and_no_kernel_process(tmp_path, current_kern
     assert children_of(os.getpid()) == []
 
 
-def test_a_same_day_rerun_replaces_that_days_files_and_keeps_other_days(tmp_path, current_kernel, private_tmp):
+def test_a_rerun_never_replaces_a_record_and_its_html_lists_the_earlier_run(tmp_path, current_kernel, private_tmp):
     root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
-    older = root / "findings" / "demo" / "2020-01-01" / "p1.json"
-    older.parent.mkdir(parents=True)
-    older.write_text("{}")
     first = pipeline.run(job_for(root), commit="one", make_env=lambda job: current_kernel)
     second = pipeline.run(job_for(root), commit="two", make_env=lambda job: current_kernel)
-    assert not first.replaced and second.replaced and first.files == second.files
+    assert first.files[".json"] != second.files[".json"]
+    assert json.loads(first.files[".json"].read_text())["versions"]["plugpull_commit"] == "one"
     assert json.loads(second.files[".json"].read_text())["versions"]["plugpull_commit"] == "two"
-    assert older.read_text() == "{}"
+    html = second.files[".html"].read_text()
+    assert "Earlier runs of this pin set" in html and first.files[".html"].name in html
+    assert "Earlier runs" not in first.files[".html"].read_text()
+
+
+def test_two_runs_started_in_the_same_second_get_different_run_ids(tmp_path, private_tmp):
+    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
+
+    def broken(job):
+        raise RuntimeError("no environment")
+
+    ids = {
+        json.loads(pipeline.run(job_for(root), commit=None, make_env=broken).files[".json"].read_text())["run_id"]
+        for _ in range(3)
+    }
+    assert len(ids) == 3
+
+
+def test_the_html_opens_with_the_judgement_against_the_findings_claims(tmp_path, current_kernel, private_tmp):
+    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
+    toml = root / "findings" / "demo" / "finding.toml"
+    text = toml.read_text().replace(
+        "[[pins]]",
+        '[[claims]]\npoint = "after-effect"\nexpect = [{ versions = ">=1", verdict = "FAIL" }]\n\n[[pins]]',
+        1,
+    )
+    toml.write_text(text)
+    outcome = pipeline.run(job_for(root), commit=None, make_env=lambda job: current_kernel)
+    html = outcome.files[".html"].read_text()
+    assert outcome.status == "does not reproduce", html[html.find("<h2") : html.find("<h2") + 1500]
+    html = outcome.files[".html"].read_text()
+    assert "The finding does not reproduce on six 1.17.0" in html
+    assert "1 of 1 run(s) PASS, claimed FAIL" in html

@@ -1,5 +1,6 @@
 """`plugpull report` as a user meets it: bad input is one line and exit 2 before anything runs; --check."""
 
+import json
 import os
 import subprocess
 import sys
@@ -95,3 +96,31 @@ def test_check_exits_1_listing_every_problem(tmp_path):
 def test_the_committed_records_and_results_page_pass_check(tmp_path):
     run = report("--check", tmp=tmp_path)
     assert run.returncode == 0, run.stdout
+
+
+def copy_of_this_repository(dest):
+    import shutil
+
+    src = Path(__file__).resolve().parents[2]
+    for name in ("findings", "docs", "notebooks"):
+        shutil.copytree(src / name, dest / name)
+    for name in ("README.md", "pyproject.toml"):
+        shutil.copy(src / name, dest / name)
+    return dest
+
+
+def test_check_passes_on_the_committed_records_and_fails_on_one_edited_to_contradict_its_claim(tmp_path):
+    repo = copy_of_this_repository(tmp_path / "repo")
+    assert report("--check", cwd=repo, tmp=tmp_path).returncode == 0
+    (path,) = (repo / "findings" / "agent-framework-8292").glob("*/agent-framework-1.18.0-*.json")
+    doc = json.loads(path.read_text())
+    swap = next(r for r in doc["results"] if r["point"] == "after-effect" and r["options"] == {"variant": "swap"})
+    swap["evidence"]["counts"] = {"charge_card:A": 1, "charge_card:B": 1}  # as if 1.18.0 were fixed
+    swap["verdict"] = "PASS"
+    path.write_text(json.dumps(doc))
+    assert report("--regenerate", cwd=repo, tmp=tmp_path).returncode == 0  # the page follows the record
+    run = report("--check", cwd=repo, tmp=tmp_path)
+    assert run.returncode == 1
+    (line,) = run.stdout.splitlines()
+    assert line.startswith(f"findings/agent-framework-8292/2026-11-29/{path.name}: after-effect variant=swap")
+    assert "does not reproduce: 1 of 1 run(s) PASS, claimed FAIL" in line and "for <1.20" in line

@@ -18,15 +18,15 @@ def test_the_page_says_it_is_generated_and_by_which_command(tmp_path):
 def test_each_result_line_is_a_row_with_framework_version_options_verdict_effects_date_and_link(tmp_path):
     put_record(tmp_path, record(verdicts=("FAIL",)))
     assert table_rows(tmp_path) == [
-        "| demo | six | 1.0 | kill-mid-tool | after-effect | mode=a | FAIL | refund=2 | 2026-11-01 "
-        "| [p1.html](../findings/demo/2026-11-01/p1.html) |"
+        "| demo | six | 1.0 | kill-mid-tool | after-effect | mode=a | 1 | FAIL | 1.00 [0.21, 1.00] | refund=2 "
+        "| no claim | 2026-11-01 | [p1-20261101T100000Z.html](../findings/demo/2026-11-01/p1-20261101T100000Z.html) |"
     ]
 
 
 def test_repeated_runs_of_a_line_are_one_row_with_counts(tmp_path):
     put_record(tmp_path, record(verdicts=("PASS", "FAIL", "FAIL")))
     (row,) = table_rows(tmp_path)
-    assert "| PASS ×1, FAIL ×2 | refund=1 ×1, refund=2 ×2 |" in row
+    assert "| 3 | PASS ×1, FAIL ×2 | 0.67 [0.21, 0.94] | refund=1 ×1, refund=2 ×2 |" in row
 
 
 def test_the_newest_date_wins_per_finding_and_pin(tmp_path):
@@ -34,30 +34,42 @@ def test_the_newest_date_wins_per_finding_and_pin(tmp_path):
     put_record(tmp_path, record(date="2026-11-20", version="2.0"))
     put_record(tmp_path, record(date="2026-11-05", version="1.5"))
     (row,) = table_rows(tmp_path)
-    assert "| 2.0 |" in row and "2026-11-20/p1.html" in row
+    assert "| 2.0 |" in row and "2026-11-20/p1-20261120T100000Z.html" in row
+
+
+def test_a_same_day_rerun_is_a_new_record_and_the_latest_run_id_wins(tmp_path):
+    put_record(tmp_path, record(started="T10:00:00+00:00", version="1.0"))
+    put_record(tmp_path, record(started="T11:30:00+00:00", version="1.1"))
+    (row,) = table_rows(tmp_path)
+    assert "| 1.1 |" in row and "p1-20261101T113000Z.html" in row
+    assert len(list((tmp_path / "findings" / "demo" / "2026-11-01").glob("*.json"))) == 2
 
 
 def test_every_pin_keeps_its_own_newest_row(tmp_path):
     put_record(tmp_path, record(pin="p1", date="2026-11-01"))
     put_record(tmp_path, record(pin="p2", date="2026-11-02"))
-    assert [r.split("](")[0].rsplit("[", 1)[1] for r in table_rows(tmp_path)] == ["p1.html", "p2.html"]
+    assert [r.split("](")[0].rsplit("[", 1)[1] for r in table_rows(tmp_path)] == [
+        "p1-20261101T100000Z.html",
+        "p2-20261102T100000Z.html",
+    ]
 
 
 def test_a_failed_notebook_is_a_row_that_says_so_and_links_its_html(tmp_path):
     put_record(tmp_path, record(error="In [4] raised RuntimeError: boom"))
     (row,) = table_rows(tmp_path)
-    assert "notebook failed: In [4] raised RuntimeError: boom" in row and "p1.html" in row
+    assert "notebook failed: In [4] raised RuntimeError: boom" in row and "p1-20261101T100000Z.html" in row
+    assert "| could not run |" in row
 
 
 def test_a_corrupt_record_is_left_out_of_the_page_and_reported_by_check(tmp_path):
     put_record(tmp_path, record(date="2026-11-01"))
-    newer = tmp_path / "findings" / "demo" / "2026-11-09" / "p1.json"
+    newer = tmp_path / "findings" / "demo" / "2026-11-09" / "p1-20261109T100000Z.json"
     newer.parent.mkdir(parents=True)
     newer.write_text("{not json")
-    assert "2026-11-01/p1.html" in table_rows(tmp_path)[0]
+    assert "2026-11-01/p1-20261101T100000Z.html" in table_rows(tmp_path)[0]
     results_page.write(tmp_path)
     problems = results_page.check(tmp_path)
-    assert len(problems) == 1 and "2026-11-09/p1.json: not valid JSON" in problems[0]
+    assert len(problems) == 1 and "2026-11-09/p1-20261109T100000Z.json: not valid JSON" in problems[0]
 
 
 def test_check_passes_on_valid_records_and_a_fresh_page(tmp_path):
@@ -72,7 +84,8 @@ def test_check_reports_a_stale_page_with_the_difference(tmp_path):
     put_record(tmp_path, record(date="2026-11-02", verdicts=("FAIL",)))
     (problem,) = results_page.check(tmp_path)
     assert (
-        "does not match" in problem and "+| demo | six | 1.0 | kill-mid-tool | after-effect | mode=a | FAIL" in problem
+        "does not match" in problem
+        and "+| demo | six | 1.0 | kill-mid-tool | after-effect | mode=a | 1 | FAIL" in problem
     )
 
 
@@ -85,7 +98,7 @@ def test_check_reports_a_hand_edited_page(tmp_path):
 
 def test_check_reports_a_date_that_does_not_match_its_folder(tmp_path):
     doc = record(date="2026-11-01")
-    path = tmp_path / "findings" / "demo" / "2026-11-02" / "p1.json"
+    path = tmp_path / "findings" / "demo" / "2026-11-02" / "p1-20261101T100000Z.json"
     path.parent.mkdir(parents=True)
     path.write_text(__import__("json").dumps(doc))
     results_page.write(tmp_path)
@@ -108,7 +121,7 @@ def test_check_reports_a_missing_field_and_a_wrong_pin_name(tmp_path):
     results_page.write(tmp_path)
     problems = results_page.check(tmp_path)
     assert any("missing field 'versions'" in p for p in problems)
-    assert any("pin 'p1' but the file is p9.json" in p for p in problems)
+    assert any("pin 'p1', run 20261101T100000Z but the file is p9.json" in p for p in problems)
 
 
 def test_many_effect_counts_show_the_ones_not_seen_once_and_how_many_others_were(tmp_path):

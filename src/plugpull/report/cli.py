@@ -1,8 +1,9 @@
 """``plugpull report``: run the findings notebooks on their pin sets; ``--check`` validates the results.
 
 Exit codes:
-  0  every (finding, pin set) produced its report; or --check found nothing wrong
-  1  --check found problems (printed); or a notebook or an environment failed (named at the end;
+  0  every (finding, pin set) produced its report; or --check found nothing wrong; or --regenerate wrote the pages
+  1  --check found problems (printed: a record that contradicts its finding's claim, an invalid record, a
+     generated page out of date); or a notebook or an environment failed (named at the end;
      its HTML and JSON, with ``error``, were still written)
   2  bad input, before anything runs: unknown finding or pin set, a lock that does not resolve,
      a parameter the notebook does not declare, no uv
@@ -31,7 +32,7 @@ def build_parser() -> ArgParser:
     parser = ArgParser(
         prog="plugpull report",
         description="Run every finding notebook with papermill on each of "
-        "its pin sets; write findings/<id>/<date>/<pin>.{ipynb,html,json} and docs/results.md.",
+        "its pin sets; write findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json} (never replacing one) and docs/results.md.",
     )
     parser.add_argument("--finding", action="append", default=[], metavar="ID", help="only this finding (repeatable)")
     parser.add_argument("--pin", action="append", default=[], metavar="NAME", help="only this pin set (repeatable)")
@@ -47,7 +48,14 @@ def build_parser() -> ArgParser:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="validate every results JSON and that docs/results.md is up to date; run nothing",
+        help="validate every run record, judge the newest per (finding, pin set) against the finding's claims "
+        "(one line per contradiction) and check that docs/results.md and the generated doc sections are up to date; "
+        "run nothing",
+    )
+    parser.add_argument(
+        "--regenerate",
+        action="store_true",
+        help="rewrite docs/results.md and every generated doc section from the records on disk; run nothing",
     )
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root (default: found from the cwd)")
     return parser
@@ -134,9 +142,12 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
                     f"parameter {key!r}={json.dumps(value)} for {finding.notebook.name}: expected a "
                     f"{type(declared[key]).__name__} like {json.dumps(declared[key])}"
                 )
+        # The timing lines of finding.toml's claims run `repeats` times each (a notebook that does not
+        # declare line_repeats runs every line `repeats` times).
+        claimed = {"line_repeats": finding.line_repeats()} if "line_repeats" in declared else {}
         pins = [p for p in finding.pins if not args.pin or p.name in args.pin]
         for pin in pins:
-            jobs.append(pipeline.Job(finding, pin, {**finding.parameters, **overrides}))
+            jobs.append(pipeline.Job(finding, pin, {**finding.parameters, **claimed, **overrides}))
     try:
         for job in jobs:
             job.pin.check_locked()
@@ -169,7 +180,7 @@ def run_all(jobs: list[pipeline.Job], root: Path) -> int:
         status = f"FAILED: {outcome.error}" if outcome.error else verdicts
         say(
             f"{head}: {outcome.phases.get('total', 0):6.1f} s  {status}; {where}"
-            + (" (replaced today's run)" if outcome.replaced else "")
+            + (f"; claim: {outcome.status}" if outcome.status else "")
         )
     page = results_page.write(root)
     say(f"\n{len(outcomes)} report(s) in {time.monotonic() - began:.1f} s; regenerated {page.relative_to(root)}")
@@ -201,7 +212,21 @@ def check(root: Path) -> int:
     if problems:
         print(f"plugpull report --check: {len(problems)} problem(s)", file=sys.stderr)
         return EXIT_FAILED
-    print(f"plugpull report --check: {len(results_page.record_paths(root))} records and docs/results.md are valid")
+    newest = results_page.latest(root)
+    print(
+        f"plugpull report --check: {len(results_page.record_paths(root))} records are valid, the newest of "
+        f"{len(newest)} (finding, pin set) pairs hold their claims, docs/results.md and the generated sections "
+        "are up to date"
+    )
+    return EXIT_OK
+
+
+def regenerate(root: Path) -> int:
+    try:
+        page = results_page.write(root)
+    except FindingError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"plugpull report --regenerate: wrote {page.relative_to(root)} and the generated doc sections")
     return EXIT_OK
 
 
@@ -212,10 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if root is None or not (root / "findings").is_dir():
             raise UsageError("no findings/ folder here or above; run from the plugpull repository or pass --root")
         root = root.resolve()
-        if args.check:
+        if args.check or args.regenerate:
+            flag = "--check" if args.check else "--regenerate"
+            if args.check and args.regenerate:
+                raise UsageError("--check and --regenerate go one at a time: regenerate, then check")
             if args.finding or args.pin or args.parameter:
-                raise UsageError("--check takes no --finding, --pin or -p: it checks every record")
-            return check(root)
+                raise UsageError(f"{flag} takes no --finding, --pin or -p: it reads every record")
+            return check(root) if args.check else regenerate(root)
         skipped: list[Finding] = []
         jobs = plan(args, root, skipped)
         for finding in skipped:

@@ -22,13 +22,39 @@ import nbformat
 from plugpull.report.environment import KernelEnv
 from plugpull.results import SECRET_NAME
 
-# nbconvert's lab template with the two scripts it loads from a CDN left out (require.js for
-# widgets, MathJax for LaTeX): the findings notebooks use neither, and a report must open offline.
-OFFLINE_TEMPLATE = (
-    "{%- extends 'lab/index.html.j2' -%}"
-    "{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}"
-    "{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}"
-)
+# The HTML page around nbconvert's "basic" template (cells only, no page, no CSS): a few lines of CSS
+# instead of the lab template's ~300 KB of JupyterLab styles, so a record is ~10x smaller and the
+# append-only findings/ folder stays small as runs accumulate (docs/DECISIONS.md, issue 10). No
+# script and no CDN link: the report opens offline. Pygments' classes colour the code cells.
+PAGE_CSS = """
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1100px; margin: 2em auto;
+       padding: 0 1em; color: #212121; }
+pre, code { font: 13px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+pre { background: #f6f8fa; padding: .6em .8em; overflow-x: auto; border-radius: 4px; white-space: pre-wrap; }
+.output_area pre { background: #fff; border-left: 3px solid #e0e0e0; border-radius: 0; }
+.output_stderr pre { background: #fff5f5; }
+.prompt { display: none; }
+.input_area { margin-top: 1.2em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 13px; }
+th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+img { max-width: 100%; }
+blockquote { margin: .5em 0; padding-left: 1em; border-left: 3px solid #d0d7de; color: #555; }
+"""
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>{css}
+{pygments}</style>
+</head>
+<body>
+{body}
+</body>
+</html>
+"""
 
 # A kernel that has not answered in this long is not coming (cold imports on 2 busy cores take ~10 s).
 KERNEL_START_TIMEOUT = 180
@@ -118,21 +144,37 @@ def placeholder(output: Path, error: str) -> None:
     nbformat.write(book, str(output))
 
 
+def put_top_cell(notebook: Path, markdown: str) -> None:
+    """Insert a generated markdown cell right after the notebook's title cell (the judgement)."""
+    book = nbformat.read(str(notebook), as_version=4)
+    cell = nbformat.v4.new_markdown_cell(markdown, metadata={"tags": ["plugpull-judgement"]})
+    book.cells.insert(1 if book.cells else 0, cell)
+    nbformat.write(book, str(notebook))
+
+
 def render_html(notebook: Path, html: Path) -> float:
-    """nbconvert the executed notebook to one self-contained HTML file; returns the seconds it took.
+    """nbconvert the executed notebook to one small self-contained HTML file; returns the seconds it took.
 
     Plots are PNG outputs, embedded as data URIs; ``embed_images`` also inlines any image a
     markdown cell links, so the file opens offline.
     """
-    import jinja2
+    import html as html_lib
+
     from nbconvert import HTMLExporter
+    from pygments.formatters import HtmlFormatter
 
     began = time.monotonic()
-    exporter = HTMLExporter(
-        embed_images=True,
-        template_file="plugpull-offline.html.j2",
-        extra_loaders=[jinja2.DictLoader({"plugpull-offline.html.j2": OFFLINE_TEMPLATE})],
+    book = nbformat.read(str(notebook), as_version=4)
+    exporter = HTMLExporter(template_name="basic", embed_images=True)
+    body, _ = exporter.from_notebook_node(book)
+    first = next((c.source for c in book.cells if c.cell_type == "markdown"), "")
+    title = first.lstrip("# ").splitlines()[0] if first.strip() else notebook.stem
+    html.write_text(
+        PAGE.format(
+            title=html_lib.escape(title),
+            css=PAGE_CSS,
+            pygments=HtmlFormatter().get_style_defs(".highlight"),
+            body=body,
+        )
     )
-    body, _ = exporter.from_notebook_node(nbformat.read(str(notebook), as_version=4))
-    html.write_text(body)
     return time.monotonic() - began

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plugpull.report.claims import Claim, ClaimError
+from plugpull.report.claims import parse as parse_claims
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: tomllib is 3.11+; tomli is the same parser, backported
@@ -64,6 +67,12 @@ class Finding:
     # each pin set then installs one or more of them and the notebook runs the targets it can import.
     frameworks: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
+    # What the finding expects per line and per pin set or version range (report/claims.py).
+    claims: tuple[Claim, ...] = ()
+
+    def line_repeats(self) -> list[dict[str, Any]]:
+        """The notebooks' ``line_repeats`` parameter: the lines that run more than ``repeats`` times."""
+        return [c.line_repeats() for c in self.claims if c.repeats > 1]
 
     def pin(self, name: str) -> PinSet:
         for pin in self.pins:
@@ -87,6 +96,10 @@ def load_finding(directory: Path, root: Path) -> Finding:
         raise FindingError(f"{path}: id {data['id']!r} does not match its folder {directory.name!r}")
     pins = tuple(PinSet(p["name"], directory / p["requirements"]) for p in data["pins"])
     frameworks, targets = _names(data["framework"], path, "framework"), _names(data["target"], path, "target")
+    try:
+        claims = parse_claims(data.get("claims"), str(path), [p.name for p in pins])
+    except ClaimError as exc:
+        raise FindingError(str(exc)) from None
     return Finding(
         id=data["id"],
         title=data["title"],
@@ -101,6 +114,7 @@ def load_finding(directory: Path, root: Path) -> Finding:
         directory=directory,
         frameworks=frameworks,
         targets=targets,
+        claims=claims,
     )
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from plugpull import rendering
 from plugpull.notes import describe
-from plugpull.report import record
-from plugpull.results import Result, Verdict, tally
+from plugpull.report import claims, record
+from plugpull.results import Result, Verdict
 from plugpull.scenarios import Settings
 from plugpull.suite import run_scenario
 from plugpull.targets import BUILT_INS, Target
@@ -117,15 +117,30 @@ def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[l
 
 
 def run_lines(
-    targets: list[Target], points: list[str], repeats: int, seed: int | None, timeout: float, racers: int | None = None
+    targets: list[Target],
+    points: list[str],
+    repeats: int,
+    seed: int | None,
+    timeout: float,
+    racers: int | None = None,
+    line_repeats: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Result], float]:
-    """Run every (target, point) ``repeats`` times; returns the results in line order and the wall time.
+    """Run every (target, point) ``repeats`` times, or more where ``line_repeats`` says so (the
+    finding's timing lines, finding.toml ``[[claims]]``); returns the results in line order and the
+    wall time.
 
     With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
     cache, other jobs) spreads over every line instead of landing on the last ones; the results
     are put back in line order (target, point, repeat) for the table and the text.
     """
-    jobs = [(t, p, r) for t, target in enumerate(targets) for p, point in enumerate(points) for r in range(repeats)]
+    jobs = [
+        (t, p, r)
+        for t, target in enumerate(targets)
+        for p, point in enumerate(points)
+        for r in range(
+            claims.repeats_for(line_repeats or [], target.scenario, point, target.framework, target.options, repeats)
+        )
+    ]
     order = list(jobs)
     if seed is not None:
         random.Random(seed).shuffle(order)
@@ -140,27 +155,64 @@ def run_lines(
     return [r for job in jobs for r in done[job]], time.monotonic() - began
 
 
+def _line_key(r: Result) -> tuple[str, str, str]:
+    return (r.scenario, r.point, r.target)
+
+
+def lines(results: list[Result]) -> list[dict[str, Any]]:
+    """One entry per line (scenario, point, target variant) in run order: its runs, verdict counts,
+    FAIL rate over the finished runs (PASS + FAIL) with its 95 % Wilson interval, and effect counts."""
+    grouped: dict[tuple[str, str, str], list[Result]] = {}
+    for r in results:
+        grouped.setdefault(_line_key(r), []).append(r)
+    out = []
+    for (scenario, point, _), runs in grouped.items():
+        counted = {v.value: sum(r.verdict is v for r in runs) for v in Verdict}
+        finished = counted["PASS"] + counted["FAIL"]
+        low, high = claims.wilson(counted["FAIL"], finished)
+        effects: dict[str, int] = {}
+        for r in runs:
+            effects[counts_text(r)] = effects.get(counts_text(r), 0) + 1
+        # Notes whose condition held on a run's evidence, apart from what was measured; with repeats,
+        # how many runs each attached to.
+        noted: dict[str, int] = {}
+        for r in runs:
+            for note in r.notes:
+                noted[describe(note)] = noted.get(describe(note), 0) + 1
+        out.append(
+            {
+                "scenario": scenario,
+                "point": point,
+                "framework": runs[0].framework,
+                "version": runs[0].version,
+                "options": " ".join(f"{k}={v}" for k, v in runs[0].options.items()),
+                "runs": len(runs),
+                **counted,
+                "fail_rate": counted["FAIL"] / finished if finished else None,
+                "ci_low": low if finished else None,
+                "ci_high": high if finished else None,
+                "effects": "; ".join(f"{e} ×{n}" if len(effects) > 1 else e for e, n in effects.items()),
+                "notes": "; ".join(f"{t} ×{n}" if len(runs) > 1 else t for t, n in noted.items()),
+            }
+        )
+    return out
+
+
 def table(results: list[Result]):
-    """One row per result: what the HTML shows and what results.md is generated from."""
+    """One row per line: runs, PASS / FAIL / ERROR, the FAIL rate with its 95 % Wilson interval,
+    and the effect counts seen (with how many runs saw each). What the HTML shows."""
     import pandas as pd
 
-    return pd.DataFrame(
-        [
-            {
-                "verdict": r.verdict.value,
-                "scenario": r.scenario,
-                "point": r.point,
-                "version": r.version,
-                "options": " ".join(f"{k}={v}" for k, v in r.options.items()),
-                "effects": counts_text(r),
-                "seconds": round(r.seconds, 2),
-                "message": r.message,
-                # Notes whose condition held on the line's evidence, apart from what was measured.
-                "notes": "; ".join(describe(note) for note in r.notes),
-            }
-            for r in results
-        ]
-    )
+    rows = lines(results)
+    for row in rows:
+        rate = row.pop("fail_rate")
+        low, high = row.pop("ci_low"), row.pop("ci_high")
+        row["FAIL rate [95% CI]"] = "—" if rate is None else f"{rate:.2f} [{low:.2f}, {high:.2f}]"
+    frame = pd.DataFrame(rows)
+    columns = ["point", "options", "runs", "PASS", "FAIL", "ERROR", "FAIL rate [95% CI]", "effects", "notes"]
+    if len({r.framework for r in results}) > 1:
+        columns = ["framework", "version", *columns]
+    return frame[columns] if rows else frame
 
 
 def counts_text(result: Result) -> str:
@@ -168,35 +220,36 @@ def counts_text(result: Result) -> str:
     return ", ".join(f"{name}={n}" for name, n in counts.items()) if isinstance(counts, dict) else str(counts)
 
 
-def plot(results: list[Result], repeats: int):
-    """Stacked bars: verdict counts per line (point, target options) over the repeats."""
+def plot(results: list[Result], repeats: int | None = None):
+    """The FAIL rate per line (point, target options) with its 95 % Wilson interval, labelled with
+    the counts: a line run once shows 0 or 1 with a wide interval, which is what one run tells.
+    ``repeats`` is accepted for older notebooks and unused (each line says its own run count)."""
     import matplotlib.pyplot as plt
 
-    rows = tally(results)
-    options = {(r.scenario, r.point, r.target): r.options for r in results}
-    # One notebook is one framework version: the bar says the point and the variant's options
-    # (and the framework, when one notebook ran several).
-    frameworks = {(r.scenario, r.point, r.target): r.framework for r in results}
-    several = len(set(frameworks.values())) > 1
+    rows = lines(results)
+    several = len({r["framework"] for r in rows}) > 1
     labels = [
-        (f"{frameworks[(r['scenario'], r['point'], r['target'])]}\n" if several else "")
-        + r["point"]
-        + "".join(f"\n{k}={v}" for k, v in options[(r["scenario"], r["point"], r["target"])].items())
+        (f"{r['framework']}\n" if several else "") + r["point"] + "".join(f"\n{o}" for o in r["options"].split())
         for r in rows
     ]
-    colors = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#9e9e9e"}
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.5 * len(rows) + 1.5), 4))
-    bottom = [0] * len(rows)
-    for verdict in Verdict:
-        heights = [r[verdict.value] for r in rows]
-        ax.bar(range(len(rows)), heights, bottom=bottom, color=colors[verdict.value], label=verdict.value)
-        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(rows) + 1.5), 4.2))
+    for i, r in enumerate(rows):
+        if r["fail_rate"] is None:  # every run ERROR: no rate
+            ax.annotate(f"ERROR ×{r['ERROR']}", (i, 0.02), ha="center", fontsize=8, color="#616161")
+            continue
+        rate = r["fail_rate"]
+        color = "#c62828" if rate > 0 else "#2e7d32"
+        ax.bar(i, rate, color=color, alpha=0.35, width=0.6)
+        ax.errorbar(
+            i, rate, yerr=[[rate - r["ci_low"]], [r["ci_high"] - rate]], fmt="o", color=color, capsize=4, lw=1.5
+        )
+        text = f"{r['FAIL']}/{r['PASS'] + r['FAIL']}" + (f"\n+{r['ERROR']} ERROR" if r["ERROR"] else "")
+        ax.annotate(text, (i, min(r["ci_high"] + 0.03, 1.02)), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(rows)), labels, fontsize=8)
-    ax.set_ylabel(f"runs (of {repeats} per line)")
-    ax.set_ylim(0, max(repeats, 1))
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title("Verdicts per point and variant")
+    ax.set_ylim(0, 1.15)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_ylabel("FAIL rate (95 % Wilson interval)")
+    ax.set_title("FAIL rate per point and variant (FAIL / finished runs)")
     fig.tight_layout()
     return fig
 
@@ -206,10 +259,33 @@ def text(results: list[Result]) -> str:
     return rendering.format_text(results)
 
 
-def reproduce(finding: str, pin: str, parameters: dict[str, Any], commit: str | None) -> str:
-    """The commands that re-run this report, for the notebook's "how to reproduce" cell."""
+def repository_url() -> str | None:
+    """The public repository from plugpull's own metadata (pyproject.toml ``[project.urls] Repository``)."""
+    try:
+        entries = importlib.metadata.metadata("plugpull").get_all("Project-URL") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("repository", "source") and url.strip():
+            return url.strip()
+    return None
+
+
+def reproduce(finding: str, pin: str, parameters: dict[str, Any], commit: str | None, url: str | None = None) -> str:
+    """The commands that re-run this report, for the notebook's "how to reproduce" cell.
+
+    ``plugpull report`` needs the repository (findings/, notebooks/, the pin sets), so the commands
+    start from a clone: from the public URL in plugpull's metadata when there is one; else they are
+    the commands to run inside a plugpull checkout, and the first line says so (no placeholder to
+    fill in: every printed line runs as printed there). docs/DECISIONS.md, issue 10.
+    """
+    url = url if url is not None else repository_url()
     overrides = " ".join(f"-p {k} {shlex.quote(_json(v))}" for k, v in parameters.items())
-    lines = ["git clone <plugpull repository> plugpull && cd plugpull"]
+    if url:
+        lines = [f"git clone {shlex.quote(url)} plugpull && cd plugpull"]
+    else:
+        lines = ["# in a checkout of the plugpull repository (it has no public URL in its metadata yet):"]
     if commit and commit.endswith("-dirty"):
         lines.append(f"git checkout {commit[: -len('-dirty')]}  # this run had uncommitted changes on top of it")
     elif commit:

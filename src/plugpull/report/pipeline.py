@@ -1,14 +1,18 @@
 """One report run per (finding, pin set): environment, papermill, nbconvert, dated files.
 
 Everything a run produces is made in a scratch directory first, redacted, and only then moved
-to ``findings/<id>/<date>/<pin>.{ipynb,html,json}``: a run that is interrupted leaves no half
-files, and the scratch directory (kernel cwd, TMPDIR, Jupyter runtime) is always removed.
-A same-day rerun replaces that day's three files (docs/DECISIONS.md); other days are never touched.
+to ``findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json}``: a run that is interrupted leaves no
+half files, and the scratch directory (kernel cwd, TMPDIR, Jupyter runtime) is always removed.
+Records are append-only: a rerun adds files under a new run id and never replaces one (docs/DECISIONS.md).
+Before the HTML is rendered, a cell is put at the top of the executed notebook saying whether the
+finding reproduced on this version, judged from the record against finding.toml's claims, and
+listing the earlier runs of the pin set with theirs (report/claims.py, report/history.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import json
 import os
 import shutil
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import environment, execution, record
+from plugpull.report import environment, execution, history, record
 from plugpull.report.environment import KernelEnv
 from plugpull.report.finding import FINDINGS_DIR, Finding, PinSet
 from plugpull.results import redact
@@ -43,7 +47,7 @@ class Outcome:
     files: dict[str, Path] = field(default_factory=dict)
     verdicts: dict[str, int] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
-    replaced: bool = False
+    status: str | None = None  # the record judged against the finding's claims (claims.overall)
 
 
 def plugpull_commit(root: Path) -> str | None:
@@ -117,10 +121,6 @@ def run(
         else:
             execution.placeholder(notebook_out, outcome.error or "")
         _redact_file(notebook_out)
-        html_out = scratch / f"{pin.name}.html"
-        progress("rendering HTML ...")
-        outcome.phases["nbconvert"] = execution.render_html(notebook_out, html_out)
-        _redact_file(html_out)
 
         doc = _load_record(record_out) if outcome.error is None else None
         if doc is None:
@@ -140,6 +140,21 @@ def run(
                 results=[],
                 error=outcome.error,
             )
+        dest = out_root / FINDINGS_DIR / finding.id / doc["date"]
+        dest.mkdir(parents=True, exist_ok=True)
+        doc["run_id"] = _free_run_id(dest, pin.name, started_at)
+        for result in doc["results"]:
+            outcome.verdicts[result["verdict"]] = outcome.verdicts.get(result["verdict"], 0) + 1
+
+        progress("rendering HTML ...")
+        judged = history.judge(finding, doc)
+        outcome.status = judged.status
+        earlier = history.runs(out_root, finding, pin.name)
+        execution.put_top_cell(notebook_out, history.top_cell(finding, doc, judged, earlier))
+        html_out = scratch / f"{pin.name}.html"
+        outcome.phases["nbconvert"] = execution.render_html(notebook_out, html_out)
+        _redact_file(html_out)
+
         outcome.phases["scenario"] = float(doc.get("scenario_seconds") or 0.0)
         outcome.phases["total"] = time.monotonic() - began
         doc["pipeline"] = {
@@ -151,22 +166,28 @@ def run(
             "phases": {k: round(v, 3) for k, v in outcome.phases.items()},
         }
         doc = redact(doc)
-        for result in doc["results"]:
-            outcome.verdicts[result["verdict"]] = outcome.verdicts.get(result["verdict"], 0) + 1
-
-        dest = out_root / FINDINGS_DIR / finding.id / doc["date"]
-        dest.mkdir(parents=True, exist_ok=True)
-        outcome.replaced = (dest / f"{pin.name}.json").exists()
         staged_json = scratch / f"{pin.name}.json"
         record.write(staged_json, doc)
+        name = record.stem(doc)
         for suffix, staged in ((".ipynb", notebook_out), (".html", html_out), (".json", staged_json)):
-            target = dest / f"{pin.name}{suffix}"
+            target = dest / f"{name}{suffix}"
             shutil.copyfile(staged, target.with_name(target.name + ".part"))
             os.replace(target.with_name(target.name + ".part"), target)
             outcome.files[suffix] = target
         return outcome
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _free_run_id(dest: Path, pin: str, started_at: dt.datetime) -> str:
+    """The run id: when the run started, in UTC; a second later while a record of this pin has it
+    (two runs can start in one second only when both fail at once), so nothing is ever replaced."""
+    when = started_at.astimezone(dt.timezone.utc)
+    while True:
+        run_id = when.strftime(record.RUN_ID_FORMAT)
+        if not any(dest.glob(f"{glob.escape(pin)}-{run_id}.*")):
+            return run_id
+        when += dt.timedelta(seconds=1)
 
 
 def _load_record(path: Path) -> dict[str, Any] | None:

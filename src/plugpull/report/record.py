@@ -1,4 +1,9 @@
-"""The run record: ``findings/<id>/<YYYY-MM-DD>/<pin>.json``, one per (finding, pin set, day).
+"""The run record: ``findings/<id>/<YYYY-MM-DD>/<pin>-<run id>.json``, one per report run, never replaced.
+
+The run id is the UTC time the pipeline started the run (``20261129T100246Z``), so a rerun adds
+a record beside the earlier ones and the newest per (finding, pin) is the largest run id. The
+pipeline stores it as ``run_id``; a record without one (written before run ids) takes it from
+``started_at``.
 
 Written by the notebook's last cell (everything the kernel knows: versions read inside the
 pin set's environment, parameters, results), then completed by the pipeline with ``pipeline``
@@ -21,6 +26,8 @@ DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 #: Schemas a record on disk may have. Schema 1 records (notes glued into ``message``) stay valid
 #: history; every record written now has ``SCHEMA`` (docs/json-schema.md, "Changes from schema 1").
 READABLE = (1, SCHEMA)
+RUN_ID = re.compile(r"^\d{8}T\d{6}Z$")
+RUN_ID_FORMAT = "%Y%m%dT%H%M%SZ"
 REQUIRED = ("schema", "finding", "pin", "date", "started_at", "versions", "parameters", "results", "error")
 
 
@@ -53,13 +60,27 @@ def build(
     )
 
 
+def run_id(record: dict[str, Any]) -> str:
+    """The record's run id: ``run_id``, else its ``started_at`` in the same form ("" if neither parses)."""
+    if isinstance(record.get("run_id"), str):
+        return record["run_id"]
+    stamp = str(record.get("started_at") or "")
+    compact = re.sub(r"[-:]", "", stamp[:19])
+    return compact + "Z" if RUN_ID.match(compact + "Z") else ""
+
+
+def stem(record: dict[str, Any]) -> str:
+    """The file name without suffix: ``<pin>-<run id>``."""
+    return f"{record['pin']}-{run_id(record)}"
+
+
 def write(path: Path, record: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=2, sort_keys=False) + "\n")
 
 
 def problems(path: Path, finding_dir: Path) -> list[str]:
-    """What is wrong with the record at ``findings/<id>/<date>/<pin>.json``; empty when it is valid."""
+    """What is wrong with the record at ``findings/<id>/<date>/<pin>-<run id>.json``; empty when it is valid."""
     where = str(path)
     try:
         record = json.loads(path.read_text())
@@ -74,8 +95,10 @@ def problems(path: Path, finding_dir: Path) -> list[str]:
         found.append(f"{where}: schema {record['schema']!r}, expected one of {', '.join(map(str, READABLE))}")
     if record["finding"] != finding_dir.name:
         found.append(f"{where}: finding {record['finding']!r} but it is under {finding_dir.name}/")
-    if record["pin"] != path.stem:
-        found.append(f"{where}: pin {record['pin']!r} but the file is {path.name}")
+    if not RUN_ID.match(run_id(record)):
+        found.append(f"{where}: run_id {record.get('run_id')!r} is not like 20261129T100246Z")
+    elif path.stem != stem(record):
+        found.append(f"{where}: pin {record['pin']!r}, run {run_id(record)} but the file is {path.name}")
     folder = path.parent.name
     if not DATE.match(str(record["date"])) or record["date"] != folder:
         found.append(f"{where}: date {record['date']!r} does not match its folder {folder}")

@@ -87,6 +87,19 @@ _LANGGRAPH = BuiltIn(
             notes=(LANGGRAPH_REFUNDED_AGAIN,),
         )
         for durability in ("sync", "async")
+    )
+    # The tool passes LangGraph's tool call id as its idempotency key: the provider dedupes a re-run
+    # only if the model's message that made the call was checkpointed before the kill, which with
+    # durability="async" is a matter of timing (docs/stability.md; a timing line of the
+    # langgraph-kill-mid-tool finding, judged by its FAIL rate).
+    + tuple(
+        Target(
+            name="langgraph",
+            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", durability),
+            framework="langgraph",
+            options={"durability": durability, "key": "tool-call-id"},
+        )
+        for durability in ("sync", "async")
     ),
 )
 
