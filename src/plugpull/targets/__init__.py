@@ -44,9 +44,16 @@ class BuiltIn:
     module: str  # import name that must be present (the framework)
     extra: str  # pip extra that installs it
     variants: tuple[Target, ...]
+    also: tuple[str, ...] = ()  # further import names the agent needs (e.g. DBOS under Pydantic AI)
 
     def installed(self) -> bool:
-        return importlib.util.find_spec(self.module) is not None
+        for module in (self.module, *self.also):
+            try:
+                if importlib.util.find_spec(module) is None:
+                    return False
+            except ModuleNotFoundError:  # a dotted name whose parent package is missing (google.adk)
+                return False
+        return True
 
 
 def python_module(module: str, *args: str) -> tuple[str, ...]:
@@ -201,9 +208,100 @@ _FASTAIAGENT = BuiltIn(
     ),
 )
 
+# Issue 15: one refund tool per framework, once with no idempotency key (what the framework's own
+# recovery does shows) and once with the key a user of that framework would reach for (a value the
+# framework saved before the tool ran: a finished task's or step's output, the model's function call id).
+_LANGGRAPH_FUNCTIONAL = BuiltIn(
+    name="langgraph-functional",
+    module="langgraph",
+    extra="langgraph",
+    variants=tuple(
+        Target(
+            name="langgraph-functional",
+            argv=python_module("plugpull.targets.langgraph_functional", "--key", key),
+            framework="langgraph",
+            options={"api": "functional", "key": key},
+        )
+        for key in ("none", "checkpointed")
+    ),
+)
+
+_GOOGLE_ADK = BuiltIn(
+    name="google-adk",
+    module="google.adk",
+    extra="google-adk",
+    variants=tuple(
+        Target(
+            name="google-adk",
+            argv=python_module("plugpull.targets.google_adk_refund", "--key", key),
+            framework="google-adk",
+            options={"key": key},
+        )
+        for key in ("none", "function-call-id")
+    ),
+)
+
+# ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app.
+_GOOGLE_ADK_APPROVAL = BuiltIn(
+    name="google-adk-approval",
+    module="google.adk",
+    extra="google-adk",
+    variants=(
+        Target(
+            name="google-adk-approval",
+            argv=python_module("plugpull.targets.google_adk_approval"),
+            framework="google-adk",
+            scenario="resume-after-approval",
+        ),
+    ),
+)
+
+_DBOS = BuiltIn(
+    name="dbos",
+    module="dbos",
+    extra="dbos",
+    variants=tuple(
+        Target(
+            name="dbos",
+            argv=python_module("plugpull.targets.dbos_refund", "--key", key),
+            framework="dbos",
+            options={"key": key},
+        )
+        for key in ("none", "checkpointed")
+    ),
+)
+
+_PYDANTIC_AI = BuiltIn(
+    name="pydantic-ai",
+    module="pydantic_ai",
+    also=("dbos",),
+    extra="pydantic-ai",
+    variants=tuple(
+        Target(
+            name="pydantic-ai",
+            argv=python_module("plugpull.targets.pydantic_ai_refund", "--key", key),
+            framework="pydantic-ai-slim",
+            options={"durable": "DBOSAgent", "key": key},
+        )
+        for key in ("none", "tool-call-id")
+    ),
+)
+
 BUILT_INS: dict[str, BuiltIn] = {
     b.name: b
-    for b in (_LANGGRAPH, _OPENAI_AGENTS, _AGENT_FRAMEWORK, _LANGGRAPH_APPROVAL, _OPENAI_AGENTS_APPROVAL, _FASTAIAGENT)
+    for b in (
+        _LANGGRAPH,
+        _OPENAI_AGENTS,
+        _AGENT_FRAMEWORK,
+        _LANGGRAPH_APPROVAL,
+        _OPENAI_AGENTS_APPROVAL,
+        _FASTAIAGENT,
+        _LANGGRAPH_FUNCTIONAL,
+        _GOOGLE_ADK,
+        _GOOGLE_ADK_APPROVAL,
+        _DBOS,
+        _PYDANTIC_AI,
+    )
 }
 
 

@@ -61,14 +61,14 @@ class ScriptedLlm(BaseLlm):
 
     async def generate_content_async(self, llm_request: Any, stream: bool = False):
         answered = any(
-            part.function_response is not None
-            for content in llm_request.contents or []
-            for part in content.parts or []
+            part.function_response is not None for content in llm_request.contents or [] for part in content.parts or []
         )
         if answered:
             part = types.Part(text="Refund for order A-1001 is done.")
         else:
-            part = types.Part(function_call=types.FunctionCall(name="refund", args={"order_id": "A-1001", "cents": 1999}))
+            part = types.Part(
+                function_call=types.FunctionCall(name="refund", args={"order_id": "A-1001", "cents": 1999})
+            )
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
