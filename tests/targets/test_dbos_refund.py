@@ -12,7 +12,6 @@ pytest.importorskip("dbos")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-
 from plugpull.targets import BUILT_INS  # noqa: E402
 
 
