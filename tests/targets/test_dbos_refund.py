@@ -30,7 +30,7 @@ def test_without_a_key_the_killed_step_runs_again_and_refunds_twice_after_the_ef
 
 
 def test_a_key_drawn_in_the_finished_step_is_replayed_from_the_system_database_so_one_refund(forked):
-    for result in run_scenario(variant("dbos", "checkpointed"), settings=forked):
+    for result in run_scenario(variant("dbos", "checkpointed"), ["after-effect"], settings=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         # draft_refund draws a new request id each time it runs: the same key proves its saved

@@ -31,7 +31,7 @@ def test_without_a_key_the_resumed_invocation_runs_the_tool_again_and_refunds_tw
 
 
 def test_the_function_call_id_is_the_same_on_resume_so_it_keys_one_refund(forked):
-    for result in run_scenario(variant("function-call-id"), settings=forked):
+    for result in run_scenario(variant("function-call-id"), ["after-effect"], settings=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         assert (start["phase"], resume["phase"]) == ("start", "resume")

@@ -30,7 +30,7 @@ def test_without_a_key_the_killed_task_runs_again_and_refunds_twice_after_the_ef
 
 
 def test_a_key_drawn_in_the_finished_task_is_replayed_from_the_checkpoint_so_one_refund(forked):
-    for result in run_scenario(variant("langgraph-functional", "checkpointed"), settings=forked):
+    for result in run_scenario(variant("langgraph-functional", "checkpointed"), ["after-effect"], settings=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         # draft_refund draws a new request id each time it runs: the same key proves its saved

@@ -32,7 +32,7 @@ def test_without_a_key_the_recovered_workflow_runs_the_tool_again_and_refunds_tw
 
 
 def test_the_model_request_is_replayed_so_the_tool_call_id_keys_one_refund(forked):
-    for result in run_scenario(variant("tool-call-id"), settings=forked):
+    for result in run_scenario(variant("tool-call-id"), ["after-effect"], settings=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         assert (start["phase"], resume["phase"]) == ("start", "resume")

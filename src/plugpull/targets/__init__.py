@@ -287,6 +287,23 @@ _PYDANTIC_AI = BuiltIn(
     ),
 )
 
+# CrewAI Flows with @persist (SQLite) and kickoff(restore_from_state_id=...). Kept out of the default
+# environment (hundreds of MB); the target points HOME and CREWAI_STORAGE_DIR at the run's workdir.
+_CREWAI = BuiltIn(
+    name="crewai",
+    module="crewai",
+    extra="crewai",
+    variants=tuple(
+        Target(
+            name="crewai",
+            argv=python_module("plugpull.targets.crewai_refund", "--key", key),
+            framework="crewai",
+            options={"persist": "sqlite", "key": key},
+        )
+        for key in ("none", "checkpointed")
+    ),
+)
+
 BUILT_INS: dict[str, BuiltIn] = {
     b.name: b
     for b in (
@@ -301,6 +318,7 @@ BUILT_INS: dict[str, BuiltIn] = {
         _GOOGLE_ADK_APPROVAL,
         _DBOS,
         _PYDANTIC_AI,
+        _CREWAI,
     )
 }
 
