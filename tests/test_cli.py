@@ -183,3 +183,17 @@ def test_an_unwritable_workdir_is_one_line_exit_2(tmp_path):
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("plugpull: --workdir '/proc' is not writable")
+
+
+def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the_extra(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("crewai") is not None:
+        import pytest
+
+        pytest.skip("crewai is installed here")
+    run = plugpull("--target", "crewai", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip() == (
+        "plugpull: target 'crewai' needs 'crewai', which is not installed: pip install 'plugpull[crewai]'"
+    )
