@@ -22,10 +22,10 @@ def agent(*words: str) -> str:
 
 
 def test_an_unknown_target_is_one_line_exit_2_listing_the_known_ones(tmp_path):
-    run = plugpull("--target", "crewai", tmp=tmp_path)
+    run = plugpull("--target", "no-such-framework", tmp=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "plugpull: unknown target 'crewai'; known targets: "
+        "plugpull: unknown target 'no-such-framework'; known targets: "
         + ", ".join(__import__("plugpull.targets").targets.BUILT_INS)
     ]
 
@@ -172,14 +172,15 @@ def test_scenario_alone_selects_the_built_in_targets_made_for_it():
 def test_a_workdir_that_is_not_a_directory_is_one_line_exit_2(tmp_path):
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
-    run = plugpull("--workdir", str(not_a_dir), tmp=tmp_path)
+    # An --agent, so no built-in target is picked and no "skipping X" line depends on what is installed.
+    run = plugpull("--workdir", str(not_a_dir), "--agent", agent("-c", "pass"), tmp=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [f"plugpull: --workdir {str(not_a_dir)!r} is not a directory"]
 
 
 def test_an_unwritable_workdir_is_one_line_exit_2(tmp_path):
     # /proc refuses new directories even for root, which ignores permission bits.
-    run = plugpull("--workdir", "/proc", tmp=tmp_path)
+    run = plugpull("--workdir", "/proc", "--agent", agent("-c", "pass"), tmp=tmp_path)
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("plugpull: --workdir '/proc' is not writable")
