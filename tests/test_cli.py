@@ -24,10 +24,10 @@ def agent(*words: str) -> str:
 
 
 def test_an_unknown_target_is_one_line_exit_2_listing_the_known_ones(tmp_path):
-    run = plugpull("--target", "crewai", tmp=tmp_path)
+    run = plugpull("--target", "no-such-framework", tmp=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "plugpull: unknown target 'crewai'; known targets: "
+        "plugpull: unknown target 'no-such-framework'; known targets: "
         + ", ".join(__import__("plugpull.targets").targets.BUILT_INS)
     ]
 
@@ -176,14 +176,15 @@ def test_scenario_alone_selects_the_built_in_targets_made_for_it():
 def test_a_workdir_that_is_not_a_directory_is_one_line_exit_2(tmp_path):
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
-    run = plugpull("--workdir", str(not_a_dir), tmp=tmp_path)
+    # An --agent, so no built-in target is picked and no "skipping X" line depends on what is installed.
+    run = plugpull("--workdir", str(not_a_dir), "--agent", agent("-c", "pass"), tmp=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [f"plugpull: --workdir {str(not_a_dir)!r} is not a directory"]
 
 
 def test_an_unwritable_workdir_is_one_line_exit_2(tmp_path):
     # /proc refuses new directories even for root, which ignores permission bits.
-    run = plugpull("--workdir", "/proc", tmp=tmp_path)
+    run = plugpull("--workdir", "/proc", "--agent", agent("-c", "pass"), tmp=tmp_path)
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("plugpull: --workdir '/proc' is not writable")
@@ -364,3 +365,17 @@ def test_uv_run_prints_no_bytecode_line():
     )
     assert run.returncode == 0, run.stderr
     assert "Bytecode compiled" not in run.stderr
+
+
+def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the_extra(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("crewai") is not None:
+        import pytest
+
+        pytest.skip("crewai is installed here")
+    run = plugpull("--target", "crewai", tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip() == (
+        "plugpull: target 'crewai' needs 'crewai', which is not installed: pip install 'plugpull[crewai]'"
+    )

@@ -56,6 +56,15 @@ def test_langgraph_says_nothing_of_refunding_again_otherwise(verdict, ev):
     assert notes_on("langgraph", verdict, "after-effect", ev) == []
 
 
+@pytest.mark.parametrize("name", ["langgraph-functional", "dbos"])
+def test_functional_langgraph_and_dbos_say_the_tool_ran_again_only_when_resume_recorded_the_second_refund(name):
+    again = refunds(2, [call("start", "refund", True), call("resume", "refund", True)])
+    crashed = refunds(1, [call("start", "refund", True)], outcome(returncode=1))
+    assert len(notes_on(name, "FAIL", "after-effect", again)) == 1
+    assert notes_on(name, "FAIL", "after-effect", crashed) == []
+    assert notes_on(name, "PASS", "after-effect", refunds(1, [call("start", "refund", True)])) == []
+
+
 # lost-session-write, OpenAI Agents: #4775 and the docs' promise.
 
 
@@ -246,6 +255,9 @@ def test_every_built_in_note_has_words_a_condition_and_a_case_above_where_it_att
         notes_on("openai-agents-approval", "FAIL", "double-resume", approval("double-resume", [1, 1], 2)),
         notes_on(
             "fastaiagent", "FAIL", "killed-after-effect", approval("killed-after-effect", [1], 1, 4), stderr=STUCK
+        ),
+        notes_on(
+            "dbos", "FAIL", "after-effect", refunds(2, [call("start", "refund", True), call("resume", "refund", True)])
         ),
     ]
     declared = {note.text: note for b in BUILT_INS.values() for t in b.variants for note in t.notes}

@@ -52,9 +52,16 @@ class BuiltIn:
     module: str  # import name that must be present (the framework)
     extra: str  # pip extra that installs it
     variants: tuple[Target, ...]
+    also: tuple[str, ...] = ()  # further import names the agent needs (e.g. DBOS under Pydantic AI)
 
     def installed(self) -> bool:
-        return importlib.util.find_spec(self.module) is not None
+        for module in (self.module, *self.also):
+            try:
+                if importlib.util.find_spec(module) is None:
+                    return False
+            except ModuleNotFoundError:  # a dotted name whose parent package is missing (google.adk)
+                return False
+        return True
 
 
 def python_module(module: str, *args: str) -> tuple[str, ...]:
@@ -65,14 +72,28 @@ def python_module(module: str, *args: str) -> tuple[str, ...]:
 # idempotent because an interrupted task runs again from its start.
 LANGGRAPH_IDEMPOTENCY = "https://docs.langchain.com/oss/python/langgraph/functional-api#idempotency"
 
-# Only when resume itself added a refund to one already there: a resume that crashed or hung with
-# 1 refund, or lost the refund, did not "refund again".
-LANGGRAPH_REFUNDED_AGAIN = Note(
-    text="resume refunded again; effects in a resumed run must be idempotent",
-    url=LANGGRAPH_IDEMPOTENCY,
-    condition="refund recorded 2 or more times, and resume's own call recorded one of them",
-    holds=lambda r: n.count(r, "refund") >= 2 and n.recorded_calls(r, "refund", "resume") >= 1,
+
+def refunded_again(text: str, url: str) -> Note:
+    """A note for a resume that itself recorded a refund on top of one already there (a re-run tool).
+
+    Only then: a resume that crashed or hung with 1 refund, or lost the refund, did not "refund again".
+    """
+    return Note(
+        text=text,
+        url=url,
+        condition="refund recorded 2 or more times, and resume's own call recorded one of them",
+        holds=lambda r: n.count(r, "refund") >= 2 and n.recorded_calls(r, "refund", "resume") >= 1,
+    )
+
+
+LANGGRAPH_REFUNDED_AGAIN = refunded_again(
+    "resume refunded again; effects in a resumed run must be idempotent", LANGGRAPH_IDEMPOTENCY
 )
+
+# DBOS docs, "How workflows work": recovery resumes from the last completed step, so the step in
+# flight runs again; steps are at-least-once.
+DBOS_STEPS = "https://docs.dbos.dev/explanations/how-workflows-work"
+
 
 _LANGGRAPH = BuiltIn(
     name="langgraph",
@@ -286,9 +307,122 @@ _FASTAIAGENT = BuiltIn(
     ),
 )
 
+# Issue 15: one refund tool per framework, once with no idempotency key (what the framework's own
+# recovery does shows) and once with the key a user of that framework would reach for (a value the
+# framework saved before the tool ran: a finished task's or step's output, the model's function call id).
+_LANGGRAPH_FUNCTIONAL = BuiltIn(
+    name="langgraph-functional",
+    module="langgraph",
+    extra="langgraph",
+    variants=tuple(
+        Target(
+            name="langgraph-functional",
+            argv=python_module("plugpull.targets.langgraph_functional", "--key", key),
+            framework="langgraph",
+            options={"api": "functional", "key": key},
+            result_ignore=("request_id",),
+            notes=(LANGGRAPH_REFUNDED_AGAIN,),
+        )
+        for key in ("none", "checkpointed")
+    ),
+)
+
+_GOOGLE_ADK = BuiltIn(
+    name="google-adk",
+    module="google.adk",
+    extra="google-adk",
+    variants=tuple(
+        Target(
+            name="google-adk",
+            argv=python_module("plugpull.targets.google_adk_refund", "--key", key),
+            framework="google-adk",
+            options={"key": key},
+        )
+        for key in ("none", "function-call-id")
+    ),
+)
+
+# ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app.
+_GOOGLE_ADK_APPROVAL = BuiltIn(
+    name="google-adk-approval",
+    module="google.adk",
+    extra="google-adk",
+    variants=(
+        Target(
+            name="google-adk-approval",
+            argv=python_module("plugpull.targets.google_adk_approval"),
+            framework="google-adk",
+            scenario="resume-after-approval",
+        ),
+    ),
+)
+
+_DBOS = BuiltIn(
+    name="dbos",
+    module="dbos",
+    extra="dbos",
+    variants=tuple(
+        Target(
+            name="dbos",
+            argv=python_module("plugpull.targets.dbos_refund", "--key", key),
+            framework="dbos",
+            options={"key": key},
+            result_ignore=("request_id",),
+            notes=(refunded_again("the step in flight runs again on recovery (steps are at-least-once)", DBOS_STEPS),),
+        )
+        for key in ("none", "checkpointed")
+    ),
+)
+
+_PYDANTIC_AI = BuiltIn(
+    name="pydantic-ai",
+    module="pydantic_ai",
+    also=("dbos",),
+    extra="pydantic-ai",
+    variants=tuple(
+        Target(
+            name="pydantic-ai",
+            argv=python_module("plugpull.targets.pydantic_ai_refund", "--key", key),
+            framework="pydantic-ai-slim",
+            options={"durable": "DBOSAgent", "key": key},
+        )
+        for key in ("none", "tool-call-id")
+    ),
+)
+
+# CrewAI Flows with @persist (SQLite) and kickoff(restore_from_state_id=...). Kept out of the default
+# environment (hundreds of MB); the target points HOME and CREWAI_STORAGE_DIR at the run's workdir.
+_CREWAI = BuiltIn(
+    name="crewai",
+    module="crewai",
+    extra="crewai",
+    variants=tuple(
+        Target(
+            name="crewai",
+            argv=python_module("plugpull.targets.crewai_refund", "--key", key),
+            framework="crewai",
+            options={"persist": "sqlite", "key": key},
+        )
+        for key in ("none", "checkpointed")
+    ),
+)
+
 BUILT_INS: dict[str, BuiltIn] = {
     b.name: b
-    for b in (_LANGGRAPH, _OPENAI_AGENTS, _AGENT_FRAMEWORK, _LANGGRAPH_APPROVAL, _OPENAI_AGENTS_APPROVAL, _FASTAIAGENT)
+    for b in (
+        _LANGGRAPH,
+        _OPENAI_AGENTS,
+        _AGENT_FRAMEWORK,
+        _LANGGRAPH_APPROVAL,
+        _OPENAI_AGENTS_APPROVAL,
+        _FASTAIAGENT,
+        _LANGGRAPH_FUNCTIONAL,
+        _GOOGLE_ADK,
+        _GOOGLE_ADK_APPROVAL,
+        _DBOS,
+        _PYDANTIC_AI,
+        _CREWAI,
+    )
 }
 
 

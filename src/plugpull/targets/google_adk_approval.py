@@ -1,0 +1,143 @@
+"""A Google ADK refund agent whose tool needs a human's confirmation: the built-in `google-adk-approval` target.
+
+    python -m plugpull.targets.google_adk_approval start|approve|recover
+
+The agent of plugpull.targets.google_adk_refund (scripted offline model, resumable ``App``,
+``SqliteSessionService`` in $PLUGPULL_WORKDIR) with the refund tool wrapped in
+``FunctionTool(refund, require_confirmation=True)``, ADK's tool confirmation: the tool call is
+answered with an ``adk_request_confirmation`` function call and the invocation pauses; the app
+answers that call with a ``FunctionResponse`` ``{"confirmed": true}`` and ADK runs the tool.
+The tool calls ``record_effect("refund")`` with no key, so ADK's own behaviour shows.
+
+start:   ``run_async(new_message=...)`` until the confirmation request; exits 0 with it pending.
+approve: from the session store alone: find the pending ``adk_request_confirmation`` call and
+         send its confirmation with ``run_async(invocation_id=..., new_message=...)``. ADK has
+         no documented refusal (no exception says "already confirmed"), so this never exits 3.
+recover: what an app does after a crash, with the public API only: resume the session's last
+         invocation with ``run_async(invocation_id=...)`` (ResumabilityConfig: at-least-once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.apps import App, ResumabilityConfig
+from google.adk.runners import Runner
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools import FunctionTool
+from google.genai import types
+
+from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
+from plugpull.targets.google_adk_refund import APP_NAME, SESSION_ID, USER_ID, ScriptedLlm
+
+CONFIRMATION = "adk_request_confirmation"
+
+
+def log(message: str) -> None:
+    print(f"google_adk_approval: {message}", file=sys.stderr, flush=True)
+
+
+def refund(order_id: str, cents: int) -> dict:
+    """Refund an order at the payment provider (runs only once a human confirmed it)."""
+    record_effect("refund")  # plugpull: the side effect, after the confirmation
+    return {"status": f"refunded {cents} cents on order {order_id}"}
+
+
+def build_runner(workdir: Path) -> tuple[Runner, SqliteSessionService]:
+    agent = LlmAgent(
+        name="refund_agent",
+        model=ScriptedLlm(),
+        instruction="Refund the order the customer names.",
+        tools=[FunctionTool(refund, require_confirmation=True)],
+    )
+    app = App(name=APP_NAME, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
+    sessions = SqliteSessionService(str(workdir / "sessions.sqlite"))
+    return Runner(app=app, session_service=sessions), sessions
+
+
+def pending_confirmation(session: Any) -> tuple[str, str] | None:
+    """(function call id, invocation id) of the last confirmation request no event answered yet."""
+    answered = {r.id for e in session.events for r in e.get_function_responses() if r.name == CONFIRMATION}
+    pending = None
+    for event in session.events:
+        for call in event.get_function_calls():
+            if call.name == CONFIRMATION and call.id not in answered:
+                pending = (call.id, event.invocation_id)
+    return pending
+
+
+async def drain(runner: Runner, **kwargs: Any) -> str | None:
+    final = None
+    async for event in runner.run_async(user_id=USER_ID, session_id=SESSION_ID, **kwargs):
+        if event.content and event.content.parts and event.content.parts[0].text:
+            final = event.content.parts[0].text
+    return final
+
+
+async def run(phase: str, workdir: Path) -> int:
+    runner, sessions = build_runner(workdir)
+    if phase == "start":
+        await sessions.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
+        message = types.Content(role="user", parts=[types.Part(text="Please refund order A-1001.")])
+        await drain(runner, new_message=message)
+        session = await sessions.get_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
+        if pending_confirmation(session) is None:
+            log("start did not pause for a confirmation")
+            return 1
+        log(f"paused for confirmation: {pending_confirmation(session)}")
+        return 0
+    session = await sessions.get_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
+    if session is None or not session.events:
+        log(f"no saved session {SESSION_ID} in {workdir}")
+        return 2
+    pending = pending_confirmation(session)
+    if phase == "approve":
+        if pending is None:
+            # Nothing left to confirm in the store. ADK has no refusal to map to exit 3; a user's
+            # app would send the confirmation of the last request again, which is what we do.
+            calls = [c for e in session.events for c in e.get_function_calls() if c.name == CONFIRMATION]
+            if not calls:
+                log("no confirmation request in the session")
+                return 1
+            call_id = calls[-1].id
+            invocation_id = [e for e in session.events if any(c.id == call_id for c in e.get_function_calls())][
+                -1
+            ].invocation_id
+            log(f"the confirmation {call_id} was already answered; sending it again")
+        else:
+            call_id, invocation_id = pending
+        answer = types.FunctionResponse(id=call_id, name=CONFIRMATION, response={"confirmed": True})
+        gate()  # plugpull: racing approvers are released together here
+        final = await drain(
+            runner,
+            invocation_id=invocation_id,
+            new_message=types.Content(role="user", parts=[types.Part(function_response=answer)]),
+        )
+    else:
+        invocation_id = session.events[-1].invocation_id
+        log(f"recover: resuming invocation {invocation_id} after {len(session.events)} saved events")
+        final = await drain(runner, invocation_id=invocation_id)
+    log(f"done: {final}")
+    record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean approval's
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("phase", choices=("start", "approve", "recover"))
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+    announce(framework="google-adk", version=importlib.metadata.version("google-adk"))
+    return asyncio.run(run(args.phase, Path(os.environ.get(WORKDIR_ENV, "."))))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""A Pydantic AI refund agent made durable with DBOS (``DBOSAgent``): the built-in `pydantic-ai` target.
+
+    python -m plugpull.targets.pydantic_ai_refund [--key none|tool-call-id] start|resume
+
+A Pydantic AI ``Agent`` with one function tool and a scripted offline model (``FunctionModel``:
+it asks for the refund until the conversation holds the tool's answer, with a new tool call id
+each time, as an LLM would), wrapped in ``pydantic_ai.durable_exec.dbos.DBOSAgent``; DBOS keeps its
+system database in SQLite in $PLUGPULL_WORKDIR.
+
+``DBOSAgent``'s docstring says it makes the agent durable "by automatically offloading model
+requests, tool calls, and MCP server communication to DBOS steps"; the source runs function tools
+inline in the workflow ("DBOS runs function tools inline"). Which one holds decides what a kill
+inside the tool does: a finished model request is replayed from the system database either way, so
+the resumed run asks for the same tool call (same ``tool_call_id``), and the tool runs again.
+
+start:  ``DBOS.launch()``, then ``agent.run_sync(prompt)`` under ``SetWorkflowID``.
+resume: ``DBOS.launch()`` (recovers this executor's pending workflows of the same application
+        version), then ``DBOS.retrieve_workflow(id).get_result()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import sys
+import uuid
+import warnings
+from pathlib import Path
+
+from dbos import DBOS, SetWorkflowID
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
+
+WORKFLOW_ID = "refund-A-1001"
+APP_VERSION = "refunds-1"
+_key_variant = "none"
+
+
+def log(message: str) -> None:
+    print(f"pydantic_ai_refund: {message}", file=sys.stderr, flush=True)
+
+
+def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    answered = any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
+    if answered:
+        return ModelResponse(parts=[TextPart("Refund for order A-1001 is done.")])
+    call = ToolCallPart("refund", {"order_id": "A-1001", "cents": 1999}, tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
+    log(f"model asks for {call.tool_call_id}")
+    return ModelResponse(parts=[call])
+
+
+agent = Agent(FunctionModel(scripted_model), name="refund_agent", instructions="Refund the order the customer names.")
+
+
+@agent.tool
+def refund(ctx: RunContext[None], order_id: str, cents: int) -> str:
+    """Refund an order at the payment provider."""
+    key = ctx.tool_call_id if _key_variant == "tool-call-id" else None
+    log(f"refund runs for call {ctx.tool_call_id}")
+    record_effect("refund", key=key)  # plugpull: where the payment API call goes
+    return f"refunded {cents} cents on order {order_id}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _key_variant
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--key", choices=("none", "tool-call-id"), default="none")
+    parser.add_argument("phase", choices=("start", "resume"))
+    args = parser.parse_args(argv)
+    _key_variant = args.key
+    announce(framework="pydantic-ai-slim", version=importlib.metadata.version("pydantic-ai-slim"))  # plugpull
+    workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
+    DBOS(
+        config={
+            "name": "plugpull-refunds",
+            "system_database_url": f"sqlite:///{workdir / 'dbos.sqlite'}",
+            "application_version": APP_VERSION,
+        }
+    )
+    with warnings.catch_warnings():
+        # Newer releases deprecate DBOSAgent in favour of the DBOSDurability capability; it still works.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from pydantic_ai.durable_exec.dbos import DBOSAgent
+
+        durable = DBOSAgent(agent)
+    try:
+        DBOS.launch()
+        if args.phase == "start":
+            with SetWorkflowID(WORKFLOW_ID):
+                final = durable.run_sync("Please refund order A-1001.").output
+        else:
+            handle = DBOS.retrieve_workflow(WORKFLOW_ID)
+            log(f"resume: workflow {WORKFLOW_ID} is {handle.get_status().status} after launch")
+            final = handle.get_result().output
+    finally:
+        DBOS.destroy()
+    record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean run's
+    print(final, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

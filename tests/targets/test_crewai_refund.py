@@ -1,0 +1,32 @@
+"""CrewAI Flows on real processes: real SIGKILL inside a flow method, @persist (SQLite), restore_from_state_id.
+
+Not in CI (CrewAI is hundreds of MB and kept out of the default environment): runs where the
+`crewai` extra is installed. restore_from_state_id hydrates a new run with the saved state and runs
+the flow from its @start method again, so a finished method runs again on restore.
+"""
+
+import signal
+
+import pytest
+
+pytest.importorskip("crewai")
+
+from plugpull import run_scenario  # noqa: E402
+from plugpull.results import Verdict  # noqa: E402
+from plugpull.targets import BUILT_INS  # noqa: E402
+
+
+def variant(key: str):
+    (target,) = [t for t in BUILT_INS["crewai"].variants if t.options["key"] == key]
+    return target
+
+
+def test_restoring_the_saved_state_runs_the_finished_method_again_so_even_its_key_is_new(forked):
+    (after,) = run_scenario(variant("checkpointed"), ["after-effect"], settings=forked)
+    assert after.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert after.evidence["resume"]["returncode"] == 0
+    start, resume = after.evidence["calls"]
+    # draft_refund drew a new request id on restore: the saved one was overwritten.
+    assert start["key"] != resume["key"]
+    assert after.verdict is Verdict.FAIL
+    assert after.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")

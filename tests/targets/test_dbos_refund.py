@@ -1,0 +1,39 @@
+"""DBOS on real processes: real SIGKILL inside a @DBOS.step, SQLite system database, recovery in DBOS.launch().
+
+DBOS docs: a recovered workflow resumes from its last completed step (its saved output is
+used); the step in flight runs again.
+"""
+
+import signal
+
+import pytest
+
+pytest.importorskip("dbos")
+
+from plugpull import run_scenario  # noqa: E402
+from plugpull.results import Verdict  # noqa: E402
+from plugpull.targets import BUILT_INS  # noqa: E402
+
+
+def variant(name: str, key: str):
+    (target,) = [t for t in BUILT_INS[name].variants if t.options["key"] == key]
+    return target
+
+
+def test_without_a_key_the_killed_step_runs_again_and_refunds_twice_after_the_effect(forked):
+    before, after = run_scenario(variant("dbos", "none"), settings=forked)
+    assert before.verdict is Verdict.PASS, (before.message, before.stderr)
+    assert after.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert after.evidence["resume"]["returncode"] == 0
+    assert after.verdict is Verdict.FAIL
+    assert after.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
+
+
+def test_a_key_drawn_in_the_finished_step_is_replayed_from_the_system_database_so_one_refund(forked):
+    for result in run_scenario(variant("dbos", "checkpointed"), ["after-effect"], settings=forked):
+        assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
+        start, resume = result.evidence["calls"]
+        # draft_refund draws a new request id each time it runs: the same key proves its saved
+        # result was used, not a re-run.
+        assert (start["phase"], resume["phase"]) == ("start", "resume")
+        assert start["key"] == resume["key"] and start["key"].startswith("rf_")
