@@ -38,7 +38,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.prebuilt import create_react_agent
 
-from plugpull.client import announce, record_effect  # plugpull
+from plugpull.client import announce, record_effect, record_result  # plugpull
 
 THREAD = {"configurable": {"thread_id": "order-B-2002"}}
 
@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     payload = {"messages": [HumanMessage("Charge order B-2002 and email the receipt.")]}
     final = agent.invoke(payload if args.phase == "start" else None, THREAD, durability=args.durability)
     print(final["messages"][-1].content)
+    record_result({"answer": final["messages"][-1].content})  # plugpull: the run's outcome
     return 0
 
 

@@ -37,7 +37,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, gate, record_effect  # plugpull
+from plugpull.client import announce, gate, record_effect, record_result  # plugpull
 
 PAUSED, APPROVED = "paused.json", "approved.json"
 
@@ -111,6 +111,7 @@ async def approve(agent: Agent, where: Path) -> int:
     gate()  # plugpull: racing approvers are released together here
     result = await Runner.run(agent, state)
     log(f"approved and finished: {result.final_output}")
+    record_result({"answer": result.final_output})  # plugpull: the run's outcome, compared with the clean run's
     return 0
 
 
@@ -121,6 +122,7 @@ async def recover(agent: Agent, where: Path) -> int:
     state = await RunState.from_json(agent, json.loads((where / APPROVED).read_text()))
     result = await Runner.run(agent, state)
     log(f"recovered: {result.final_output}")
+    record_result({"answer": result.final_output})  # plugpull: the run's outcome
     return 0
 
 
