@@ -132,3 +132,12 @@ def last_line(text: str, limit: int = 200) -> str:
         return ""
     line = lines[-1]
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def check_recovering(phase: str, outcome: Outcome | None) -> Judgement | None:
+    """None when the phase that recovers the run (resume, recover) ran and left nothing behind; else the ERROR."""
+    if outcome is None:
+        return error(f"{phase} was not run", show="")
+    if outcome.spawn_error:
+        return error(f"cannot start {phase}: {outcome.spawn_error}", show=phase)
+    return check_outlived(phase, outcome)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
-from plugpull.checks.judgement import Judgement, check_outlived, error, judge_effects, prove_held_kill
+from plugpull.checks.judgement import Judgement, check_outlived, check_recovering, error, judge_effects, prove_held_kill
 from plugpull.checks.protocol import STATE_OUTSIDE_WORKDIR, usage_refused
 from plugpull.evidence import KillEvidence
 from plugpull.results import Verdict
@@ -78,13 +78,9 @@ def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
     if unproven is not None:
         return unproven
     resume = ev.resume
-    if resume is None:
-        return error("resume was not run", show="")
-    if resume.spawn_error:
-        return error(f"cannot start resume: {resume.spawn_error}", show="resume")
-    left = check_outlived("resume", resume)
-    if left is not None:
-        return left
+    unfinished = check_recovering("resume", resume)
+    if unfinished is not None:
+        return unfinished
     if resume.timed_out:
         return Judgement(Verdict.FAIL, f"resume hung: killed after {ev.resume_timeout:g}s", "resume")
     # Every effect the clean run owed counts, even one that resume never asked for (then 0).

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
-from plugpull.checks.judgement import Judgement, check_outlived, error, judge_effects, last_line, prove_held_kill
+from plugpull.checks.judgement import (
+    Judgement,
+    check_outlived,
+    check_recovering,
+    error,
+    judge_effects,
+    last_line,
+    prove_held_kill,
+)
 from plugpull.checks.protocol import usage_refused
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.results import Verdict
@@ -266,13 +274,9 @@ def judge_killed_approval(ev: ApprovalEvidence) -> Judgement:
     if unproven is not None:
         return unproven
     recover = ev.recover.outcome if ev.recover is not None else None
-    if recover is None:
-        return error("recover was not run", show="")
-    if recover.spawn_error:
-        return error(f"cannot start recover: {recover.spawn_error}", show="recover")
-    left = check_outlived("recover", recover)
-    if left is not None:
-        return left
+    unfinished = check_recovering("recover", recover)
+    if unfinished is not None:
+        return unfinished
     effects = _effects(_owed(ev))
     if recover.timed_out:
         return Judgement(Verdict.FAIL, f"recover hung: killed after {ev.timeout:g}s; {effects.message}", "recover")
