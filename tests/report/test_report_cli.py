@@ -112,7 +112,10 @@ def copy_of_this_repository(dest):
 def test_check_passes_on_the_committed_records_and_fails_on_one_edited_to_contradict_its_claim(tmp_path):
     repo = copy_of_this_repository(tmp_path / "repo")
     assert report("--check", cwd=repo, tmp=tmp_path).returncode == 0
-    (path,) = (repo / "findings" / "agent-framework-8292").glob("*/agent-framework-1.18.0-*.json")
+    # Records are append-only: --check judges the newest one of the pin set, so that is the one edited.
+    path = max(
+        (repo / "findings" / "agent-framework-8292").glob("*/agent-framework-1.18.0-*.json"), key=lambda p: p.name
+    )
     doc = json.loads(path.read_text())
     swap = next(r for r in doc["results"] if r["point"] == "after-effect" and r["options"] == {"variant": "swap"})
     swap["evidence"]["counts"] = {"charge_card:A": 1, "charge_card:B": 1}  # as if 1.18.0 were fixed
