@@ -260,22 +260,9 @@ def group_of(pid: int) -> int | None:
 
 
 def live_members(pgid: int) -> list[int]:
-    """Pids in group ``pgid`` that are not zombies, read from /proc.
+    """Pids in group ``pgid`` that are not zombies, read from /proc (reaper.snapshot).
 
     A zombie cannot run or hold a socket; it only waits for its parent (or init) to
     reap it, so it does not count as debris.
     """
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().decode(errors="replace")
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state ppid pgrp ...
-        rest = stat.rsplit(")", 1)[-1].split()
-        if len(rest) >= 3 and int(rest[2]) == pgid and rest[0] != "Z":
-            members.append(int(entry))
-    return members
+    return [proc.pid for proc in reaper.snapshot().values() if proc.pgid == pgid and proc.alive]

@@ -96,7 +96,7 @@ class Proc:
 
     @property
     def alive(self) -> bool:
-        # A zombie cannot run or hold a socket; it only waits to be reaped (process.live_members).
+        # A zombie cannot run or hold a socket; it only waits to be reaped.
         return self.state not in ("Z", "X")
 
 
