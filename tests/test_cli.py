@@ -94,22 +94,7 @@ def test_keep_workdir_keeps_it_and_says_where(tmp_path):
     assert len(kept) == 1 and (Path(kept[0]) / "state.json").exists()
 
 
-def processes_running(marker: str) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state != "Z":
-            pids.append(int(entry))
-    return pids
-
-
-def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path):
+def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path, processes_carrying):
     import signal
     import time
 
@@ -125,7 +110,7 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path):
     )
     deadline = time.monotonic() + 60
     # Wait until the target's resume phase runs (its argv ends with "resume").
-    while not any(Path(f"/proc/{p}/cmdline").read_bytes().endswith(b"\0resume\0") for p in processes_running(marker)):
+    while not any(Path(f"/proc/{p}/cmdline").read_bytes().endswith(b"\0resume\0") for p in processes_carrying(marker)):
         assert time.monotonic() < deadline, "resume never started"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -133,7 +118,7 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path):
     assert proc.returncode == 130
     assert err.strip().endswith("plugpull: interrupted; targets killed, temporary files removed")
     assert "Traceback" not in err
-    assert processes_running(marker) == []
+    assert processes_carrying(marker) == []
     assert list(tmp_path.iterdir()) == []
 
 
