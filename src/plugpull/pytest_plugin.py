@@ -18,8 +18,10 @@ import sys
 
 import pytest
 
-#: The results of every plugpull_run call of a test, for its failure summary.
-RESULTS = pytest.StashKey[list]()
+#: Attribute of a test item holding the results of its plugpull_run calls, for its failure summary. An attribute
+#: rather than pytest's Stash, and an old-style hookwrapper: the plugin loads in every pytest session of the
+#: environment, so it must not break an older pytest than this repo's.
+RESULTS = "_plugpull_results"
 
 
 @pytest.fixture
@@ -35,28 +37,32 @@ def plugpull_run(request):
 
         results = run_plugpull(command, **options)
         request.node.add_report_section("call", "plugpull", repr(results))
-        request.node.stash.setdefault(RESULTS, []).extend(results)
+        ran = getattr(request.node, RESULTS, None)
+        if ran is None:
+            ran = []
+            setattr(request.node, RESULTS, ran)
+        ran.extend(results)
         return results
 
     return run
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """A failed assertion in a test that ran plugpull: its summary line names the first line that did not PASS."""
-    report = yield
-    ran = item.stash.get(RESULTS, None)
+    outcome = yield
+    report = outcome.get_result()
+    ran = getattr(item, RESULTS, None)
     if not ran or report.when != "call" or not report.failed or call.excinfo is None:
-        return report
+        return
     if not call.excinfo.errisinstance(AssertionError):
-        return report
+        return
     failed = [r for r in ran if r.verdict.value != "PASS"]
     crash = getattr(report.longrepr, "reprcrash", None)
     if failed and crash is not None and isinstance(getattr(crash, "message", None), str):
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         said = crash.message.splitlines()[0] if crash.message else "AssertionError"
         crash.message = f"{failed[0]!r}{more} [{said}]"
-    return report
 
 
 def pytest_assertrepr_compare(config, op, left, right):
