@@ -213,3 +213,12 @@ def test_an_unwritable_junit_path_is_one_line_exit_2_before_anything_runs(tmp_pa
     (message,) = run.stderr.strip().splitlines()
     assert message.startswith(f"plugpull: --junit {where!r} {why}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_timestamp_is_when_the_run_started(tmp_path):
+    from datetime import datetime, timezone
+
+    started = datetime(2026, 11, 30, 1, 2, 3, tzinfo=timezone.utc)
+    path = tmp_path / "junit.xml"
+    junit.write(str(path), junit.document([line("PASS")], started=started))
+    assert ET.parse(path).getroot().find("testsuite").get("timestamp") == "2026-11-30T01:02:03"

@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 
 from plugpull import suite
 from plugpull import targets as targets_mod
@@ -231,12 +232,12 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_pro
             settings.forks.close()
 
 
-def write_junit(path: str, results: list[Result], argv: list[str], repeat: int) -> str | None:
+def write_junit(path: str, results: list[Result], argv: list[str], repeat: int, started: datetime) -> str | None:
     """Write the JUnit file; why it could not be written, or None."""
     from plugpull import junit
 
     try:
-        junit.write(path, junit.document(results, junit.run_properties(results, argv, repeat)))
+        junit.write(path, junit.document(results, junit.run_properties(results, argv, repeat), started))
     except OSError as exc:
         return f"--junit {path!r} cannot be written: {exc.strerror or exc}"
     return None
@@ -251,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         targets = select_targets(args)  # validate every input before anything runs
+        started = datetime.now(timezone.utc)
         results = run(args, targets)
     except UsageError as exc:
         print(f"plugpull: {exc}", file=sys.stderr)
@@ -272,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(format_text(results))
     if args.junit is not None:
         # Checked before the run; a disk that filled up or a directory removed meanwhile still gets one line.
-        why = write_junit(args.junit, results, argv, args.repeat)
+        why = write_junit(args.junit, results, argv, args.repeat, started)
         if why is not None:
             print(f"plugpull: {why}", file=sys.stderr)
             return EXIT_ERROR

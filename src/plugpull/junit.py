@@ -85,9 +85,14 @@ def testcase(runs: list[Result]) -> ET.Element:
     return case
 
 
-def document(results: list[Result], properties: dict[str, str] | None = None) -> ET.ElementTree:
-    """The JUnit XML tree for ``results``: one testsuite per scenario, one testcase per line."""
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+def document(
+    results: list[Result], properties: dict[str, str] | None = None, started: datetime | None = None
+) -> ET.ElementTree:
+    """The JUnit XML tree for ``results``: one testsuite per scenario, one testcase per line.
+
+    ``started``: when the run began (the testsuites' ``timestamp``, UTC); default now.
+    """
+    stamp = (started or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     root = ET.Element("testsuites", {"name": "plugpull"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
     scenarios: dict[str, list[list[Result]]] = {}
