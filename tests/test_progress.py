@@ -36,6 +36,7 @@ def on_a_terminal(*args: str, tmp: Path) -> tuple[str, str, int]:
     main, side = pty.openpty()
     env = {**os.environ, "TMPDIR": str(tmp), "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "40"}
     env.pop("NO_COLOR", None)
+    env.pop("TTY_INTERACTIVE", None)
     proc = subprocess.Popen([sys.executable, "-m", "plugpull.cli", *args], stdout=subprocess.PIPE, stderr=side, env=env)
     os.close(side)
     seen = bytearray()
@@ -125,12 +126,25 @@ def test_the_clock_reads_minutes_and_seconds_then_hours():
     assert (progress.clock(5), progress.clock(75), progress.clock(3725)) == ("0:05", "1:15", "1:02:05")
 
 
-def test_off_a_terminal_json_has_no_progress_and_a_terminal_always_has_one():
+def test_off_a_terminal_json_has_no_progress_and_a_terminal_always_has_one(monkeypatch):
     class Terminal(io.StringIO):
         def isatty(self):
             return True
+
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("TTY_INTERACTIVE", raising=False)
 
     assert progress.choose(2, json_output=True, stream=io.StringIO()) is None
     assert isinstance(progress.choose(2, json_output=False, stream=io.StringIO()), progress.Plain)
     live = progress.choose(2, json_output=True, stream=Terminal())
     assert isinstance(live, progress.Live) and not live.show_lines
+
+
+def test_a_terminal_that_cannot_redraw_gets_plain_lines(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("TERM", "dumb")
+    assert isinstance(progress.choose(2, json_output=False, stream=Terminal()), progress.Plain)
+    assert progress.choose(2, json_output=True, stream=Terminal()) is None

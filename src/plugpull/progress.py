@@ -154,10 +154,20 @@ class Live:
         self.progress.refresh()
 
 
+def interactive(stream: TextIO) -> bool:
+    """rich can redraw in place on ``stream`` (a terminal that is not TERM=dumb, nor turned off by TTY_INTERACTIVE=0)."""
+    from rich.console import Console
+
+    return Console(file=stream).is_interactive
+
+
 def choose(total: int, *, json_output: bool, stream: TextIO | None = None) -> Live | Plain | None:
-    """The progress for a run of ``total`` lines: Live on a terminal, Plain elsewhere, none for --json off a terminal."""
+    """The progress for a run of ``total`` lines: Live on a terminal, Plain elsewhere, none for --json off a terminal.
+
+    A terminal rich cannot redraw on (TERM=dumb) counts as not a terminal: plain lines.
+    """
     stream = stream or sys.stderr
-    if stream.isatty():
+    if stream.isatty() and interactive(stream):
         return Live(total, stream, show_lines=not json_output)
     if json_output:
         return None
