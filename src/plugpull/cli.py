@@ -3,7 +3,8 @@
 Exit codes (docs/cli.md):
   0  every result is PASS, or FAILs without --strict
   1  --strict and at least one FAIL
-  2  any ERROR, bad input, or an asked-for framework that is not installed
+  2  any ERROR, bad input, an asked-for framework that is not installed, or a --junit file that
+     cannot be written
   130 interrupted (Ctrl-C); targets and temporary files are cleaned up first
 """
 
@@ -13,6 +14,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 
 from plugpull import suite
 from plugpull import targets as targets_mod
@@ -66,6 +68,12 @@ def build_parser() -> ArgParser:
     )
     parser.add_argument("--json", action="store_true", help='print {"schema": 2, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
+    parser.add_argument(
+        "--junit",
+        metavar="FILE",
+        default=None,
+        help="also write the results as JUnit XML to FILE (one testcase per line), for CI test reports",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -145,6 +153,13 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
     why = suite.unselected_points(chosen, getattr(args, "point", []) or [])
     if why is not None:
         raise UsageError(why)
+    junit = getattr(args, "junit", None)
+    if junit is not None:
+        from plugpull.junit import check_writable
+
+        why = check_writable(junit)
+        if why is not None:
+            raise UsageError(f"--junit {junit!r} {why}")
     if args.workdir is not None:  # last: it may create the directory, and bad input leaves nothing behind
         check_writable_dir(args.workdir)
     return chosen
@@ -194,25 +209,38 @@ def exit_code(results: list[Result], strict: bool) -> int:
     return EXIT_OK
 
 
-def show_progress(target: targets_mod.Target, point: str) -> None:
-    print(f"plugpull: {target.scenario} {point} {target.label()} ...", file=sys.stderr, flush=True)
+def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_progress: bool = True) -> list[Result]:
+    """Run the selected lines; with ``show_progress``, live progress on stderr (plugpull.progress)."""
+    from contextlib import nullcontext
 
-
-def run(args: argparse.Namespace, targets: list[targets_mod.Target]) -> list[Result]:
+    from plugpull import progress as progress_mod
     from plugpull.scenarios import Settings
 
     settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir, workdir_root=args.workdir, hold=args.hold)
     runs = suite.plan(targets, args.point or None, args.repeat)
-    progress = show_progress if sys.stderr.isatty() else None
-    if not args.fork_server:
-        return suite.run_plan(runs, settings, jobs=args.jobs, progress=progress)
-    from plugpull.forkserver import ForkServers
+    shown = progress_mod.choose(len(runs), json_output=args.json) if show_progress else None
+    hooks = {"progress": shown.started, "finished": shown.finished} if shown is not None else {}
+    with shown if shown is not None else nullcontext():
+        if not args.fork_server:
+            return suite.run_plan(runs, settings, jobs=args.jobs, **hooks)
+        from plugpull.forkserver import ForkServers
 
-    settings.forks = ForkServers()
+        settings.forks = ForkServers()
+        try:
+            return suite.run_plan(runs, settings, jobs=args.jobs, **hooks)
+        finally:
+            settings.forks.close()
+
+
+def write_junit(path: str, results: list[Result], argv: list[str], repeat: int, started: datetime) -> str | None:
+    """Write the JUnit file; why it could not be written, or None."""
+    from plugpull import junit
+
     try:
-        return suite.run_plan(runs, settings, jobs=args.jobs, progress=progress)
-    finally:
-        settings.forks.close()
+        junit.write(path, junit.document(results, junit.run_properties(results, argv, repeat), started))
+    except OSError as exc:
+        return f"--junit {path!r} cannot be written: {exc.strerror or exc}"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         targets = select_targets(args)  # validate every input before anything runs
+        started = datetime.now(timezone.utc)
         results = run(args, targets)
     except UsageError as exc:
         print(f"plugpull: {exc}", file=sys.stderr)
@@ -243,6 +272,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(format_tally(results))
     else:
         print(format_text(results))
+    if args.junit is not None:
+        # Checked before the run; a disk that filled up or a directory removed meanwhile still gets one line.
+        why = write_junit(args.junit, results, argv, args.repeat, started)
+        if why is not None:
+            print(f"plugpull: {why}", file=sys.stderr)
+            return EXIT_ERROR
     return exit_code(results, args.strict)
 
 

@@ -71,8 +71,12 @@ def run_plan(
     *,
     jobs: int = 1,
     progress: Callable[[Target, str], None] | None = None,
+    finished: Callable[[Target, str, list[Result]], None] | None = None,
 ) -> list[Result]:
     """Run every (target, point); with ``jobs`` > 1, that many at once.
+
+    ``progress`` is called as a run starts, ``finished`` with its results as it ends (from the
+    worker threads when ``jobs`` > 1), so a caller can show each line the moment it completes.
 
     Runs are independent: each has its own channel (socket, provider, store), workdir and
     process groups, so running them concurrently changes nothing but wall time. Results
@@ -84,7 +88,10 @@ def run_plan(
         target, point = run
         if progress is not None:
             progress(target, point)
-        return scenario_module(target.scenario).run(target, [point], settings)
+        results = scenario_module(target.scenario).run(target, [point], settings)
+        if finished is not None:
+            finished(target, point, results)
+        return results
 
     if jobs <= 1:
         return [r for run in runs for r in one(run)]

@@ -1,0 +1,150 @@
+"""Live progress: a drawing on a terminal, plain lines elsewhere, nothing on stdout and nothing extra with --json.
+
+Real runs of the command on a tiny fake framework; the terminal is a real pseudo-terminal (stdlib pty).
+"""
+
+import io
+import json
+import os
+import pty
+import re
+import select
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from plugpull import progress
+from plugpull.results import Result, Verdict
+from plugpull.targets import Target
+
+AGENTS = Path(__file__).parent / "agents"
+ESCAPE = "\x1b"
+COMMAND = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "no-key"])
+
+
+def plugpull(*args: str, tmp: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.run(
+        [sys.executable, "-m", "plugpull.cli", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def on_a_terminal(*args: str, tmp: Path) -> tuple[str, str, int]:
+    """Run plugpull with stderr on a pseudo-terminal and stdout on a pipe: (terminal text, stdout, exit code)."""
+    main, side = pty.openpty()
+    env = {**os.environ, "TMPDIR": str(tmp), "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "40"}
+    env.pop("NO_COLOR", None)
+    env.pop("TTY_INTERACTIVE", None)
+    proc = subprocess.Popen([sys.executable, "-m", "plugpull.cli", *args], stdout=subprocess.PIPE, stderr=side, env=env)
+    os.close(side)
+    seen = bytearray()
+    deadline = time.monotonic() + 120
+    while True:
+        if not select.select([main], [], [], max(deadline - time.monotonic(), 0))[0]:
+            proc.kill()  # hung: fail below rather than wait forever
+            break
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main)
+    out = proc.stdout.read().decode()
+    proc.stdout.close()
+    return seen.decode(errors="replace"), out, proc.wait(timeout=120)
+
+
+def visible(text: str) -> str:
+    """The terminal's text without its control sequences."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def test_off_a_terminal_each_finished_line_is_one_plain_line_on_stderr(tmp_path):
+    run = plugpull("--agent", COMMAND, tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert ESCAPE not in run.stdout and ESCAPE not in run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 2
+    assert re.fullmatch(
+        r"plugpull: \[1/2 0:\d\d, ~0:\d\d left\] PASS   kill-mid-tool  before-effect charge#1  .*", lines[0]
+    )
+    assert re.fullmatch(r"plugpull: \[2/2 0:\d\d\] FAIL   kill-mid-tool  after-effect charge#1  .*", lines[1])
+    assert lines[1].endswith("effect duplicated: the provider saw 2 charge (expected 1)")
+    # stdout is the report, as before progress existed.
+    assert run.stdout.startswith("PASS   kill-mid-tool  before-effect charge#1  ")
+
+
+def test_json_output_stays_pure_json_and_stderr_gets_nothing_extra(tmp_path):
+    run = plugpull("--agent", COMMAND, "--json", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert [r["verdict"] for r in json.loads(run.stdout)["results"]] == ["PASS", "FAIL"]
+    assert run.stderr == ""
+
+
+def test_on_a_terminal_the_bar_shows_n_of_N_the_running_line_and_each_finished_line(tmp_path):
+    seen, out, code = on_a_terminal("--agent", COMMAND, tmp=tmp_path)
+    assert code == 0
+    text = visible(seen)
+    assert "running  kill-mid-tool  before-effect" in text
+    assert "0/2" in text and "1/2" in text and "elapsed," in text and "left" in text
+    assert "PASS   kill-mid-tool  before-effect charge#1" in text  # finished lines drawn above the bar
+    assert ESCAPE in seen
+    # The report goes to stdout, plain, whatever stderr is.
+    assert ESCAPE not in out and out.splitlines()[1].startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
+
+
+def test_on_a_terminal_json_gets_the_bar_but_no_result_lines_and_stdout_stays_json(tmp_path):
+    seen, out, code = on_a_terminal("--agent", COMMAND, "--json", tmp=tmp_path)
+    assert code == 0
+    assert [r["verdict"] for r in json.loads(out)["results"]] == ["PASS", "FAIL"]
+    text = visible(seen)
+    assert "1/2" in text and "PASS   kill-mid-tool" not in text
+
+
+def result(verdict: str, point: str) -> Result:
+    return Result(Verdict(verdict), "kill-mid-tool", point, "agent x", f"{verdict.lower()} message")
+
+
+def test_plain_progress_numbers_each_finished_line_and_says_what_is_left():
+    stream = io.StringIO()
+    shown = progress.Plain(3, stream)
+    target = Target(name="agent", argv=("x",))
+    for n, point in enumerate(["before-effect", "after-effect", "before-effect"]):
+        shown.started(target, point)
+        shown.finished(target, point, [result("PASS" if n else "ERROR", point)])
+    lines = stream.getvalue().splitlines()
+    assert [line.split("]")[0].split()[1] for line in lines] == ["[1/3", "[2/3", "[3/3"]
+    assert "left]" in lines[0] and "left" not in lines[2]
+    assert lines[0].endswith("ERROR  kill-mid-tool  before-effect  agent x  error message")
+
+
+def test_the_clock_reads_minutes_and_seconds_then_hours():
+    assert (progress.clock(5), progress.clock(75), progress.clock(3725)) == ("0:05", "1:15", "1:02:05")
+
+
+def test_off_a_terminal_json_has_no_progress_and_a_terminal_always_has_one(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("TTY_INTERACTIVE", raising=False)
+
+    assert progress.choose(2, json_output=True, stream=io.StringIO()) is None
+    assert isinstance(progress.choose(2, json_output=False, stream=io.StringIO()), progress.Plain)
+    live = progress.choose(2, json_output=True, stream=Terminal())
+    assert isinstance(live, progress.Live) and not live.show_lines
+
+
+def test_a_terminal_that_cannot_redraw_gets_plain_lines(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("TERM", "dumb")
+    assert isinstance(progress.choose(2, json_output=False, stream=Terminal()), progress.Plain)
+    assert progress.choose(2, json_output=True, stream=Terminal()) is None
