@@ -121,3 +121,10 @@ def test_boundary_marks_are_traced_in_order_with_effects_and_never_counted_as_ef
         trace = [(c.kind, c.name, c.edge) for c in channel.provider.trace()]
         assert trace == [("mark", "model-call", "before"), ("mark", "model-call", "after"), ("effect", "refund", None)]
         assert channel.provider.counts() == {"refund": 1}
+        assert [m.main_thread for m in channel.provider.marks] == [True, True]
+        import threading
+
+        worker = threading.Thread(target=lambda: boundary("checkpoint-save").__enter__())
+        worker.start()
+        worker.join()
+        assert channel.provider.marks[-1].main_thread is False  # a background writer's step

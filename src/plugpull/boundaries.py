@@ -25,6 +25,9 @@ class Step:
     n: int  # occurrence of (kind, name) in the phase, from 1
     seq: int  # its first call's sequence number in the clean run's trace
     t: float = 0.0  # seconds from the clean start's spawn to its first call
+    # False: marked from a background thread (a checkpoint writer), so holding it does not stop the
+    # run; None: an effect call, or a client that did not say.
+    main_thread: bool | None = None
 
     @property
     def label(self) -> str:
@@ -59,6 +62,7 @@ def steps_of(trace: list[dict[str, Any]]) -> list[Step]:
                 n=seen[(kind, name)],
                 seq=entry["seq"],
                 t=float(entry.get("t", 0.0)),
+                main_thread=entry.get("main_thread"),
             )
         )
     return steps

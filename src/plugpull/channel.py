@@ -233,6 +233,8 @@ class Channel:
                 return
             # As for an effect: the caller's group is on the mark before it can be held.
             mark, hold = self.provider.receive_mark(name, edge, pid, group=group_of(pid) if pid else None)
+            main = request.get("main_thread")
+            mark.main_thread = main if isinstance(main, bool) else None
             if hold:
                 self._wait_closed(conn)
                 self.provider.mark_closed(mark)

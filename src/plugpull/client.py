@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 from typing import Any
 
 SOCKET_ENV = "PLUGPULL_SOCKET"
@@ -153,7 +154,10 @@ def mark_boundary(name: str, edge: str) -> None:
         raise ValueError(f"boundary: edge must be one of {', '.join(EDGES)}")
     if not os.environ.get(SOCKET_ENV) or not os.environ.get(BOUNDARIES_ENV):
         return
-    _request({"op": "boundary", "name": name, "edge": edge})
+    # Whether the step runs on the main thread: a mark held in a background thread (a checkpoint
+    # writer) does not stop the run, which goes on until the kill (docs/agent-protocol.md).
+    main = threading.current_thread() is threading.main_thread()
+    _request({"op": "boundary", "name": name, "edge": edge, "main_thread": main})
 
 
 class boundary:  # noqa: N801 - used like a function: `with boundary("model-call"):`

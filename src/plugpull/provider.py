@@ -39,6 +39,7 @@ class EffectCall:
     kind: str = "effect"  # "effect": record_effect; "mark": a boundary mark (client.boundary), never an effect
     edge: str | None = None  # a mark's side of its step: "before" or "after"
     at: float = 0.0  # monotonic time the call arrived (where a random kill landed is read from it)
+    main_thread: bool | None = None  # a mark sent from the process's main thread (None: not said)
 
     def to_dict(self) -> dict:
         return {
@@ -51,7 +52,9 @@ class EffectCall:
             "recorded": self.recorded,
             "held_at": self.held_at,
             "answered": self.answered,
-            **({"kind": self.kind, "edge": self.edge} if self.kind != "effect" else {}),
+            **(
+                {"kind": self.kind, "edge": self.edge, "main_thread": self.main_thread} if self.kind != "effect" else {}
+            ),
         }
 
 

@@ -77,7 +77,9 @@ def shown_point(result: Result) -> str:
     if result.scenario == "every-boundary":
         place = result.evidence.get("boundary") or {}
         if "index" in place:
-            return f"boundary {place['index']}/{place['of']} {result.point}"
+            # A step marked from a background thread was held while the run went on (a checkpoint writer).
+            background = " [background thread]" if place.get("main_thread") is False else ""
+            return f"boundary {place['index']}/{place['of']} {result.point}{background}"
         landed = result.evidence.get("landed")
         return f"{result.point}: {landed}" if landed else result.point
     held = held_call(result.evidence.get("calls") or [])

@@ -434,6 +434,7 @@ def boundary_table(results: list[Result]):
                 "target": r.target,
                 "place": f"{place['index']}/{place['of']}" if "index" in place else "",
                 "point": r.point,
+                "thread": {True: "main", False: "background"}.get(place.get("main_thread"), ""),
                 "verdict": r.verdict.value,
                 "effects": counts_text(r),
                 "message": r.message,
