@@ -44,6 +44,7 @@ def test_boundary_selectors_are_places_labels_or_names_and_unmatched_ones_are_re
     assert [s.label for s in picked] == ["model-call 1", "effect refund 1", "model-call 2"]
     assert unmatched == ["nothing"]
     assert selected(steps, [])[0] == steps
+    assert [s.label for s in selected(steps, ["effect"])[0]] == ["effect refund 1"]
 
 
 def test_a_kill_moment_lands_between_two_calls_before_any_or_after_the_last():

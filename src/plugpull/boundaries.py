@@ -71,8 +71,8 @@ def steps_of(trace: list[dict[str, Any]]) -> list[Step]:
 def selected(steps: list[Step], wanted: list[str]) -> tuple[list[Step], list[str]]:
     """The steps ``--boundary`` picks, and the selectors that matched none.
 
-    A selector is a place in the list (``7``), a label (``model-call 2``, ``effect refund 1``) or a
-    name (``model-call``: every occurrence). No selector: every step.
+    A selector is a place in the list (``7``), a label (``model-call 2``, ``effect refund 1``), a
+    name (``model-call``: every occurrence) or ``effect`` (every effect call). No selector: every step.
     """
     if not wanted:
         return list(steps), []
@@ -83,7 +83,7 @@ def selected(steps: list[Step], wanted: list[str]) -> tuple[list[Step], list[str
         hits = [
             s.index
             for s in steps
-            if spec == str(s.index) or spec == s.label or spec == s.name or spec == f"effect {s.name}"
+            if spec in (str(s.index), s.label, s.name, f"effect {s.name}") or (spec == "effect" and s.kind == "effect")
         ]
         if not hits:
             unmatched.append(spec)

@@ -70,7 +70,7 @@ def build_parser() -> ArgParser:
         default=[],
         metavar="WHICH",
         help="every-boundary: the boundaries to kill at (repeatable): a place in the clean run's list (7), "
-        "a label ('model-call 2', 'effect refund 1') or a name (model-call); default: every boundary",
+        "a label ('model-call 2', 'effect refund 1'), a name (model-call) or 'effect'; default: every boundary",
     )
     parser.add_argument(
         "--random-kills",
