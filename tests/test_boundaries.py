@@ -52,3 +52,9 @@ def test_a_kill_moment_lands_between_two_calls_before_any_or_after_the_last():
     assert landing(TRACE, 0.35) == "between call of effect refund 1 and before checkpoint-save 1"
     assert landing(TRACE, 0.9) == "after the last boundary (after model-call 2)"
     assert landing(TRACE, None) == "after the run ended"
+
+
+def test_a_killed_run_never_makes_its_next_call_so_the_clean_run_names_it():
+    killed = TRACE[:3]  # the run got as far as the refund
+    assert landing(killed, 0.35) == "after the last boundary (call of effect refund 1)"
+    assert landing(killed, 0.35, TRACE) == "between call of effect refund 1 and before checkpoint-save 1"

@@ -105,12 +105,13 @@ def edges_of(trace: list[dict[str, Any]]) -> list[tuple[float, str]]:
     return out
 
 
-def landing(trace: list[dict[str, Any]], killed_at: float | None) -> str:
+def landing(trace: list[dict[str, Any]], killed_at: float | None, clean: list[dict[str, Any]] | None = None) -> str:
     """Where a kill at ``killed_at`` seconds after spawn landed among the killed phase's calls.
 
-    "before any boundary" (the process was still starting: imports, setup), "after the last
-    boundary (call of effect refund 1)", "between after model-call 1 and call of effect refund 1",
-    or "after the run ended" (``killed_at`` None: the phase exited before the kill was sent).
+    "before any boundary" (the process was still starting: imports, setup), "between after
+    model-call 1 and call of effect refund 1", "after the last boundary (after model-call 2)", or
+    "after the run ended" (``killed_at`` None: the phase exited before the kill). The killed run
+    never makes its next call, so that one is named from the ``clean`` run's trace when given.
     """
     if killed_at is None:
         return "after the run ended"
@@ -118,6 +119,11 @@ def landing(trace: list[dict[str, Any]], killed_at: float | None) -> str:
     done = [label for t, label in edges if t <= killed_at]
     if not done:
         return "before any boundary"
-    if len(done) == len(edges):
+    following = [label for t, label in edges if t > killed_at]
+    if not following and clean is not None:
+        names = [label for _, label in edges_of(clean)]
+        if done[-1] in names and names.index(done[-1]) + 1 < len(names):
+            following = [names[names.index(done[-1]) + 1]]
+    if not following:
         return f"after the last boundary ({done[-1]})"
-    return f"between {done[-1]} and {edges[len(done)][1]}"
+    return f"between {done[-1]} and {following[0]}"

@@ -257,9 +257,12 @@ def kill_at_random(
         )
     kill_group(running.pgid)
     ev.start = running.finish()
+    if ev.killed_at is not None and ev.start.returncode == 0:
+        # It exited on its own between the last look and the SIGKILL: nothing was killed.
+        ev.killed_at, ev.proof = None, None
     trace = [
         {**c.to_dict(), "kind": c.kind, "edge": c.edge, "t": c.at - spawned_at}
         for c in channel.provider.trace()
         if c.phase == "start"
     ]
-    ev.landed = boundaries.landing(trace, ev.killed_at)
+    ev.landed = boundaries.landing(trace, ev.killed_at, ev.clean.trace)
