@@ -364,3 +364,46 @@ def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the
     assert run.stderr.strip() == (
         "plugpull: target 'crewai' needs 'crewai', which is not installed: pip install 'plugpull[crewai]'"
     )
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["--agent", "python x.py", "--boundary", "3"], "plugpull: --boundary applies to --scenario every-boundary"),
+        (["--agent", "python x.py", "--random-kills", "-1"], "plugpull: --random-kills must be a whole number >= 0"),
+        (
+            ["--agent", "python x.py", "--scenario", "every-boundary", "--point", "random"],
+            "plugpull: --point random needs --random-kills N",
+        ),
+        (
+            ["--agent", "python x.py", "--scenario", "every-boundary", "--hold", "refund"],
+            "plugpull: --hold does not apply to every-boundary (it holds every boundary in turn; use --boundary)",
+        ),
+        (
+            ["--target", "openai-agents", "--scenario", "every-boundary"],
+            "plugpull: target 'openai-agents' has no kill-and-resume run (it is a lost-session-write target)",
+        ),
+    ],
+)
+def test_every_boundary_bad_input_is_one_line_exit_2(tmp_path, args, line):
+    run = plugpull(*args, tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [line]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_boundary_prints_one_line_per_boundary_with_its_place_and_json_keeps_it(tmp_path):
+    command = agent(str(AGENTS / "boundary_framework.py"), "plain")
+    args = ["--agent", command, "--scenario", "every-boundary", "--boundary", "effect refund 1"]
+    run = plugpull(*args, tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stdout.splitlines() if line[:4] in ("PASS", "FAIL")]
+    assert [line.split("  ")[2].strip() for line in lines] == [
+        "boundary 3/6 before effect refund 1",
+        "boundary 3/6 after effect refund 1",
+    ]
+    doc = json.loads(plugpull(*args, "--json", "--point", "after", tmp=tmp_path).stdout)
+    [result] = doc["results"]
+    assert result["evidence"]["boundary"]["index"] == 3
+    assert result["evidence"]["boundary"]["of"] == 6
+    assert result["evidence"]["boundary"]["label"] == "effect refund 1"

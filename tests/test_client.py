@@ -93,3 +93,38 @@ def test_a_held_call_carries_its_callers_group_before_the_held_event_fires():
         caller.join(10)
         del os.environ["PLUGPULL_SOCKET"]
         assert seen["group"] == os.getpgid(0)
+
+
+def test_a_boundary_outside_a_run_does_nothing_and_a_bad_name_is_refused(monkeypatch):
+    from plugpull import boundary
+
+    monkeypatch.delenv("PLUGPULL_SOCKET", raising=False)
+    with boundary("model-call"):
+        pass
+    with pytest.raises(ValueError):
+        boundary("")
+
+
+def test_boundary_marks_are_traced_in_order_with_effects_and_never_counted_as_effects(monkeypatch):
+    from plugpull import boundary, record_effect
+    from plugpull.channel import Channel
+
+    with Channel() as channel:
+        monkeypatch.setenv("PLUGPULL_SOCKET", channel.path)
+        with boundary("model-call"):  # every-boundary not asked for: no mark is sent
+            pass
+        assert channel.provider.trace() == []
+        monkeypatch.setenv("PLUGPULL_BOUNDARIES", "1")
+        with boundary("model-call"):
+            pass
+        record_effect("refund")
+        trace = [(c.kind, c.name, c.edge) for c in channel.provider.trace()]
+        assert trace == [("mark", "model-call", "before"), ("mark", "model-call", "after"), ("effect", "refund", None)]
+        assert channel.provider.counts() == {"refund": 1}
+        assert [m.main_thread for m in channel.provider.marks] == [True, True]
+        import threading
+
+        worker = threading.Thread(target=lambda: boundary("checkpoint-save").__enter__())
+        worker.start()
+        worker.join()
+        assert channel.provider.marks[-1].main_thread is False  # a background writer's step

@@ -5,11 +5,12 @@ and resume and must pull in nothing but the standard library. The harness API is
 loaded on first use.
 """
 
-from plugpull.client import ChannelClosed, NotInRun, PlugpullError, record_effect, record_result
+from plugpull.client import ChannelClosed, NotInRun, PlugpullError, boundary, record_effect, record_result
 
 __all__ = [
     "record_effect",
     "record_result",
+    "boundary",
     "PlugpullError",
     "NotInRun",
     "ChannelClosed",

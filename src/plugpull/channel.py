@@ -224,6 +224,22 @@ class Channel:
                 self.provider.mark_closed(call)
                 return
             self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
+        elif op == "boundary":
+            name, edge = request.get("name"), request.get("edge")
+            if not isinstance(name, str) or not name or edge not in ("before", "after"):
+                self._reply(
+                    conn, {"ok": False, "error": 'boundary needs a non-empty string name and edge "before" or "after"'}
+                )
+                return
+            # As for an effect: the caller's group is on the mark before it can be held.
+            mark, hold = self.provider.receive_mark(name, edge, pid, group=group_of(pid) if pid else None)
+            main = request.get("main_thread")
+            mark.main_thread = main if isinstance(main, bool) else None
+            if hold:
+                self._wait_closed(conn)
+                self.provider.mark_closed(mark)
+                return
+            self._reply(conn, {"ok": True})
         elif op == "gate":
             if self.gate.arrive(pid):
                 self.gate.wait(self._closed)

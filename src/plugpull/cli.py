@@ -66,6 +66,22 @@ def build_parser() -> ArgParser:
         help="the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
         "without it, the first call of any effect",
     )
+    parser.add_argument(
+        "--boundary",
+        action="append",
+        default=[],
+        metavar="WHICH",
+        help="every-boundary: the boundaries to kill at (repeatable): a place in the clean run's list (7), "
+        "a label ('model-call 2', 'effect refund 1'), a name (model-call) or 'effect'; default: every boundary",
+    )
+    parser.add_argument(
+        "--random-kills",
+        type=int,
+        default=0,
+        metavar="N",
+        help="every-boundary: N kills at uniformly random moments of the run, with where each landed "
+        "(alone, instead of the aimed kills; with --point before/after, as well)",
+    )
     parser.add_argument("--json", action="store_true", help='print {"schema": 2, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument(
@@ -111,6 +127,14 @@ def build_parser() -> ArgParser:
 
 
 def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
+    if getattr(args, "random_kills", 0) < 0:
+        raise UsageError("--random-kills must be a whole number >= 0")
+    if getattr(args, "random_kills", 0) and args.scenario is None:
+        args.scenario = "every-boundary"
+    if args.scenario == "every-boundary":
+        return select_boundary_targets(args)
+    if getattr(args, "boundary", None):
+        raise UsageError("--boundary applies to --scenario every-boundary")
     chosen: list[targets_mod.Target] = []
     unknown = [n for n in args.target if n not in targets_mod.BUILT_INS]
     if unknown:
@@ -161,6 +185,53 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
         if why is not None:
             raise UsageError(f"--junit {junit!r} {why}")
     if args.workdir is not None:  # last: it may create the directory, and bad input leaves nothing behind
+        check_writable_dir(args.workdir)
+    return chosen
+
+
+def select_boundary_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
+    """Targets for every-boundary: the built-ins' kill-and-resume variants (approval agents killed in approve)."""
+    from plugpull.scenarios.every_boundary import as_every_boundary
+
+    unknown = [n for n in args.target if n not in targets_mod.BUILT_INS]
+    if unknown:
+        raise UsageError(f"unknown target {unknown[0]!r}; known targets: {', '.join(targets_mod.BUILT_INS)}")
+    names = args.target or ([] if args.agent else list(targets_mod.BOUNDARY_TARGETS))
+    chosen: list[targets_mod.Target] = []
+    for name in dict.fromkeys(names):
+        built_in = targets_mod.BUILT_INS[name]
+        if built_in.variants[0].scenario == "lost-session-write":
+            raise UsageError(f"target {name!r} has no kill-and-resume run (it is a lost-session-write target)")
+        if not built_in.installed():
+            if args.target:
+                raise UsageError(
+                    f"target {name!r} needs {built_in.module!r}, which is not installed: "
+                    f"pip install 'plugpull[{built_in.extra}]'"
+                )
+            print(f"plugpull: skipping {name}: {built_in.module} is not installed", file=sys.stderr)
+            continue
+        chosen.extend(as_every_boundary(t) for t in built_in.variants)
+    for command in args.agent:
+        try:
+            chosen.append(targets_mod.agent(command, "every-boundary"))
+        except ValueError as exc:
+            raise UsageError(f"--agent {command!r}: {exc}") from None
+    if args.repeat < 1:
+        raise UsageError("--repeat must be a whole number >= 1")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be a whole number >= 1")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    if getattr(args, "hold", None) is not None:
+        raise UsageError("--hold does not apply to every-boundary (it holds every boundary in turn; use --boundary)")
+    if args.random_kills:
+        args.point = [*args.point, "random"] if args.point else ["random"]
+    elif "random" in (args.point or []):
+        raise UsageError("--point random needs --random-kills N")
+    why = suite.unselected_points(chosen, args.point or [])
+    if why is not None:
+        raise UsageError(why)
+    if args.workdir is not None:
         check_writable_dir(args.workdir)
     return chosen
 
@@ -216,7 +287,14 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_pro
     from plugpull import progress as progress_mod
     from plugpull.scenarios import Settings
 
-    settings = Settings(timeout=args.timeout, keep_workdir=args.keep_workdir, workdir_root=args.workdir, hold=args.hold)
+    settings = Settings(
+        timeout=args.timeout,
+        keep_workdir=args.keep_workdir,
+        workdir_root=args.workdir,
+        hold=args.hold,
+        boundaries=tuple(getattr(args, "boundary", ()) or ()),
+        random_kills=getattr(args, "random_kills", 0) or 0,
+    )
     runs = suite.plan(targets, args.point or None, args.repeat)
     shown = progress_mod.choose(len(runs), json_output=args.json) if show_progress else None
     hooks = {"progress": shown.started, "finished": shown.finished} if shown is not None else {}

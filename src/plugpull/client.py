@@ -15,10 +15,14 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 from typing import Any
 
 SOCKET_ENV = "PLUGPULL_SOCKET"
 WORKDIR_ENV = "PLUGPULL_WORKDIR"
+# Set by the every-boundary scenario only: other scenarios' runs send no boundary marks, so marking
+# a run's steps changes nothing of their timing (a background checkpoint writer races the kill).
+BOUNDARIES_ENV = "PLUGPULL_BOUNDARIES"
 PROTOCOL_VERSION = 1
 
 
@@ -128,6 +132,55 @@ def record_result(value: Any) -> None:
     if not os.environ.get(SOCKET_ENV):
         return
     _request({"op": "result", "value": value})
+
+
+#: The two sides of a boundary: a kill lands before the step began or after it finished.
+EDGES = ("before", "after")
+
+
+def mark_boundary(name: str, edge: str) -> None:
+    """Tell plugpull the run is at one side of a step: ``edge`` is "before" or "after".
+
+    A *boundary* is a step of the run a crash can land next to: a model call, a checkpoint save,
+    a store call (docs/agent-protocol.md, "Boundaries"). plugpull lists every boundary of the
+    clean run and, in the ``every-boundary`` scenario, holds this call at one of them and
+    SIGKILLs the run, as it holds ``record_effect`` at a kill point. Does nothing outside a
+    plugpull run, and in scenarios other than every-boundary (``PLUGPULL_BOUNDARIES`` unset). Prefer the :class:`boundary` context manager; this is for code whose step
+    begins and ends in different places (callbacks).
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError("boundary: name must be a non-empty string")
+    if edge not in EDGES:
+        raise ValueError(f"boundary: edge must be one of {', '.join(EDGES)}")
+    if not os.environ.get(SOCKET_ENV) or not os.environ.get(BOUNDARIES_ENV):
+        return
+    # Whether the step runs on the main thread: a mark held in a background thread (a checkpoint
+    # writer) does not stop the run, which goes on until the kill (docs/agent-protocol.md).
+    main = threading.current_thread() is threading.main_thread()
+    _request({"op": "boundary", "name": name, "edge": edge, "main_thread": main})
+
+
+class boundary:  # noqa: N801 - used like a function: `with boundary("model-call"):`
+    """Mark one step of the run: ``with boundary("model-call"): reply = model(...)``.
+
+    Marks the step's "before" side on entry and its "after" side when the block finishes. A block
+    that raises marks no "after": the step did not finish. Every entry counts as the step's next
+    occurrence ("model-call 1", "model-call 2"), per process. Usable around blocking code in
+    threads and in ``async`` code alike (the call is one short local socket round trip).
+    """
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError("boundary: name must be a non-empty string")
+        self.name = name
+
+    def __enter__(self) -> boundary:
+        mark_boundary(self.name, "before")
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            mark_boundary(self.name, "after")
 
 
 def announce(**info: str | int | float) -> None:

@@ -69,6 +69,10 @@ class CleanRun:
     calls: int = 0
     announced: list[dict[str, Any]] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)  # what it reported with record_result: the golden result
+    # Effect calls and boundary marks in arrival order, each with ``t`` (seconds since start was
+    # spawned): the run's boundaries (plugpull.boundaries). Not in to_dict: every-boundary lines
+    # carry their own place in it.
+    trace: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(
@@ -205,3 +209,24 @@ def _strip_output(data: Any) -> Any:
     if isinstance(data, list):
         return [_strip_output(v) for v in data]
     return data
+
+
+@dataclass
+class BoundaryEvidence(KillEvidence):
+    """every-boundary at one line: start killed at one side of one boundary (or at a random moment), then resume.
+
+    A double crash (``twice``) kills resume at the same boundary too (``second_proof``), then runs
+    ``resume`` again (``final``). A random kill holds nothing: ``killed_at`` is when SIGKILL was
+    sent (seconds after spawn; None when start exited first) and ``landed`` where that fell
+    among start's boundaries.
+    """
+
+    boundary: dict[str, Any] | None = None  # the Step (plugpull.boundaries) and "of": how many the clean run has
+    side: str = ""  # "before" / "after" / "random"
+    twice: bool = False
+    second_proof: KillProof | None = None  # None when twice and resume never reached the boundary again
+    second_reached: bool = False
+    final: Outcome | None = None  # the resume after the second kill
+    final_results: list[Any] = field(default_factory=list)
+    killed_at: float | None = None
+    landed: str | None = None

@@ -36,6 +36,10 @@ class EffectCall:
     held_at: str | None = None  # the kill point at which it was held, if any
     answered: bool = False
     closed_at: float | None = None  # monotonic time the caller's end of the connection closed
+    kind: str = "effect"  # "effect": record_effect; "mark": a boundary mark (client.boundary), never an effect
+    edge: str | None = None  # a mark's side of its step: "before" or "after"
+    at: float = 0.0  # monotonic time the call arrived (where a random kill landed is read from it)
+    main_thread: bool | None = None  # a mark sent from the process's main thread (None: not said)
 
     def to_dict(self) -> dict:
         return {
@@ -48,6 +52,9 @@ class EffectCall:
             "recorded": self.recorded,
             "held_at": self.held_at,
             "answered": self.answered,
+            **(
+                {"kind": self.kind, "edge": self.edge, "main_thread": self.main_thread} if self.kind != "effect" else {}
+            ),
         }
 
 
@@ -66,6 +73,11 @@ class Provider:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     held: EffectCall | None = None
     held_event: threading.Event = field(default_factory=threading.Event)
+    # Boundary marks (client.boundary), apart from ``calls`` so effect counts never see them; they
+    # share ``seq`` with the effect calls, so the two merge into the run's trace.
+    marks: list[EffectCall] = field(default_factory=list)
+    _step: tuple[str, str, int, str] | None = None  # (kind, name, N, side) armed by arm_step
+    _step_seen: int = 0
 
     def arm(self, point: str | None, hold: tuple[str, int] | None = None) -> None:
         """Hold a call at ``point`` (one of :data:`POINTS`); None answers every call.
@@ -78,8 +90,60 @@ class Provider:
             raise ValueError(f"unknown kill point {point!r}; known: {', '.join(POINTS)}")
         with self._lock:
             self._armed, self._hold, self._hold_seen = point, hold, 0
+            self._step = None
+
+    def arm_step(self, kind: str, name: str, nth: int, side: str) -> None:
+        """Hold the N-th occurrence (from now on) of one step, on one side of it (every-boundary).
+
+        ``kind`` "effect": the N-th ``record_effect`` call of ``name``, held at before-effect (side
+        "before") or after-effect ("after"). ``kind`` "mark": the N-th boundary mark of ``name``
+        with that edge. Every other call is answered.
+        """
+        if kind not in ("effect", "mark") or side not in ("before", "after") or nth < 1:
+            raise ValueError(f"cannot hold {kind} {name} {nth} {side}")
+        with self._lock:
+            self._armed, self._hold, self._hold_seen = None, None, 0
+            self._step, self._step_seen = (kind, name, nth, side), 0
+            # A double crash arms again in the same run: the first kill's held call is done with.
+            self.held = None
+            self.held_event.clear()
+
+    def _holds_step(self, kind: str, name: str, edge: str | None) -> str | None:
+        """The point to hold this call at, when it is the armed step; else None."""
+        if self._step is None:
+            return None
+        want_kind, want_name, nth, side = self._step
+        if kind != want_kind or name != want_name or (kind == "mark" and edge != side):
+            return None
+        self._step_seen += 1
+        if self._step_seen != nth:
+            return None
+        self._step = None
+        return side if kind == "mark" else f"{side}-effect"
+
+    def receive_mark(self, name: str, edge: str, pid: int | None, group: int | None = None) -> tuple[EffectCall, bool]:
+        """Take one boundary mark. Returns it and whether to hold it (True) or answer now."""
+        with self._lock:
+            mark = EffectCall(
+                seq=next(self._seq), phase=self.phase, name=name, key=None, pid=pid, group=group, kind="mark", edge=edge
+            )
+            mark.at = time.monotonic()
+            self.marks.append(mark)
+            point = self._holds_step("mark", name, edge)
+            if point is not None:
+                mark.held_at = point
+                self.held = mark
+                self.held_event.set()
+            return mark, point is not None
+
+    def trace(self) -> list[EffectCall]:
+        """Effect calls and boundary marks in arrival order."""
+        with self._lock:
+            return sorted([*self.calls, *self.marks], key=lambda c: c.seq)
 
     def _holds(self, name: str) -> bool:
+        if self._step is not None:
+            return False
         if self._armed is None:
             return False
         if self._hold is None:
@@ -97,8 +161,12 @@ class Provider:
         """
         with self._lock:
             call = EffectCall(seq=next(self._seq), phase=self.phase, name=name, key=key, pid=pid, group=group)
+            call.at = time.monotonic()
             self.calls.append(call)
             point, hold = self._armed, self._holds(name)
+            step_point = self._holds_step("effect", name, None)
+            if step_point is not None:
+                point, hold = step_point, True
             if hold:
                 self._armed = None
                 call.held_at = point

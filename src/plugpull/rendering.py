@@ -14,6 +14,7 @@ STDERR_TAIL_LINES = 20
 #: Which phase's record_effect calls a FAIL line summarises, per scenario and point.
 RECOVERY_PHASE = {
     "kill-mid-tool": {"*": ("resume", "resume")},
+    "every-boundary": {"*": ("resume", "resume")},
     "resume-after-approval": {
         "approve-elsewhere": ("approve", "approve"),
         "double-resume": ("approve-2", "the second approve"),
@@ -68,7 +69,19 @@ def held_call(calls: list[dict]) -> str | None:
 
 
 def shown_point(result: Result) -> str:
-    """The point, with the held call when one was held: ``after-effect charge_card#1``."""
+    """The point, with the held call when one was held: ``after-effect charge_card#1``.
+
+    every-boundary lines carry their place in the clean run's boundaries (``boundary 7/12 after
+    model-call 2``), and a random kill where it landed (``random 3: between ... and ...``).
+    """
+    if result.scenario == "every-boundary":
+        place = result.evidence.get("boundary") or {}
+        if "index" in place:
+            # A step marked from a background thread was held while the run went on (a checkpoint writer).
+            background = " [background thread]" if place.get("main_thread") is False else ""
+            return f"boundary {place['index']}/{place['of']} {result.point}{background}"
+        landed = result.evidence.get("landed")
+        return f"{result.point}: {landed}" if landed else result.point
     held = held_call(result.evidence.get("calls") or [])
     return result.point if held is None else f"{result.point} {held}"
 

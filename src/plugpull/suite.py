@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from itertools import groupby
 from types import ModuleType
 
 from plugpull.results import Result
@@ -20,6 +21,7 @@ SCENARIOS = {
     "kill-mid-tool": "kill_mid_tool",
     "lost-session-write": "lost_session_write",
     "resume-after-approval": "resume_after_approval",
+    "every-boundary": "every_boundary",
 }
 
 
@@ -60,7 +62,8 @@ def plan(targets: list[Target], points: list[str] | None = None, repeat: int = 1
     runs = []
     for target in targets:
         module = scenario_module(target.scenario)
-        for point in [p for p in (points or module.POINTS) if p in module.POINTS]:
+        default = getattr(module, "DEFAULT_POINTS", module.POINTS)
+        for point in [p for p in (points or default) if p in module.POINTS]:
             runs.extend([(target, point)] * repeat)
     return runs
 
@@ -83,6 +86,7 @@ def run_plan(
     come back in ``runs`` order either way.
     """
     settings = settings or Settings()
+    runs = expand(runs, settings)
 
     def one(run: tuple[Target, str]) -> list[Result]:
         target, point = run
@@ -97,6 +101,23 @@ def run_plan(
         return [r for run in runs for r in one(run)]
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="plugpull-job") as pool:
         return [r for batch in pool.map(one, runs) for r in batch]
+
+
+def expand(runs: list[tuple[Target, str]], settings: Settings) -> list[tuple[Target, str]]:
+    """Runs whose scenario has lines known only after a clean run (every-boundary): one per line.
+
+    Consecutive runs of one target are expanded together, so a target's lines come out boundary
+    by boundary (before, then after), and the expanded lines are dispatched like any other (-j).
+    """
+    out: list[tuple[Target, str]] = []
+    for target, group in groupby(runs, key=lambda run: run[0]):
+        points = [point for _, point in group]
+        module = scenario_module(target.scenario)
+        if hasattr(module, "expand"):
+            out.extend((target, line) for line in module.expand(target, points, settings))
+        else:
+            out.extend((target, point) for point in points)
+    return out
 
 
 def run_scenario(

@@ -35,7 +35,16 @@ TINY = {
         "targets": ["langgraph-functional"],
         "options": {"key": ["none"]},
     },
+    # Every boundary: LangGraph sync, killed after the refund only (one line of the map).
+    "boundary-map": {
+        "points": ["after"],
+        "targets": ["langgraph"],
+        "options": {"durability": ["sync"], "key": ["none"]},
+        "boundaries": ["effect refund 1"],
+    },
 }
+# What the record's lines are called when a point expands into one line per boundary.
+LINES = {"boundary-map": ["after effect refund 1"]}
 
 
 @pytest.mark.parametrize("finding", WRITTEN, ids=lambda f: f.id)
@@ -46,7 +55,7 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["pin"] == "smoke" and doc["error"] is None
-    assert [r["point"] for r in doc["results"]] == TINY[finding.id]["points"]
+    assert [r["point"] for r in doc["results"]] == LINES.get(finding.id, TINY[finding.id]["points"])
     assert any(doc["versions"].get(f) for f in finding.frameworks)  # read inside the kernel
     executed = out.read_text()
     assert "image/png" in executed  # the verdict plot

@@ -13,6 +13,7 @@ from plugpull.checks.completion import (
     with_completion,
     without_fields,
 )
+from plugpull.checks.every_boundary import judge_every_boundary, prove_boundary_kill
 from plugpull.checks.judgement import (
     CLOSE_AFTER_KILL_LIMIT,
     Judgement,
@@ -55,6 +56,8 @@ __all__ = [
     "judge_approve_elsewhere",
     "judge_double_resume",
     "judge_effects",
+    "judge_every_boundary",
+    "prove_boundary_kill",
     "judge_items",
     "judge_kill_mid_tool",
     "judge_killed_approval",

@@ -77,6 +77,11 @@ def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:
     unproven = check_clean_run(ev) or prove_kill(ev)
     if unproven is not None:
         return unproven
+    return judge_resume(ev)
+
+
+def judge_resume(ev: KillEvidence) -> Judgement:
+    """After a proven kill: resume finished, every effect the clean run owed exactly once, the golden result."""
     resume = ev.resume
     unfinished = check_recovering("resume", resume)
     if unfinished is not None:

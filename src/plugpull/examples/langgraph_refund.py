@@ -40,7 +40,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from plugpull.client import announce, record_effect, record_result  # plugpull
+from plugpull.client import announce, boundary, record_effect, record_result  # plugpull
 
 THREAD = {"configurable": {"thread_id": "refund-A-1001"}}
 
@@ -94,11 +94,28 @@ def make_refund_tool(variant: str, workdir: Path, wait_for_checkpoint: Any = Non
     return refund
 
 
+class MarkedSqliteSaver(SqliteSaver):
+    """LangGraph's own SqliteSaver, each write marked as a boundary for plugpull's every-boundary map.
+
+    ``put`` saves a checkpoint, ``put_writes`` a task's pending writes; both still do the saving
+    (the marks only tell plugpull where the run is). Outside every-boundary the marks send nothing.
+    """
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        with boundary("checkpoint-save"):  # plugpull
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        with boundary("pending-writes"):  # plugpull
+            return super().put_writes(config, writes, task_id, task_path)
+
+
 def build_graph(checkpointer: SqliteSaver, refund_tool: Any):
     model = ScriptedChatModel()
 
     def call_model(state: MessagesState) -> dict:
-        return {"messages": [model.bind_tools([refund_tool]).invoke(state["messages"])]}
+        with boundary("model-call"):  # plugpull: a step a crash can land next to
+            return {"messages": [model.bind_tools([refund_tool]).invoke(state["messages"])]}
 
     builder = StateGraph(MessagesState)
     builder.add_node("model", call_model)
@@ -125,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
     announce(framework="langgraph", version=importlib.metadata.version("langgraph"))  # plugpull
     conn = sqlite3.connect(workdir / "checkpoints.sqlite", check_same_thread=False)
-    checkpointer = SqliteSaver(conn)
+    checkpointer = MarkedSqliteSaver(conn)
     graph = None
 
     def wait_for_checkpoint(limit: float = 30.0) -> None:

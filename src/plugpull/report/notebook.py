@@ -324,3 +324,120 @@ def _json(value: Any) -> str:
     import json
 
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def run_map(
+    targets: list[Target],
+    points: list[str],
+    timeout: float,
+    *,
+    boundaries: list[str] | None = None,
+    jobs: int = 2,
+    fork_server: bool = True,
+) -> tuple[list[Result], float]:
+    """every-boundary over ``targets``: each kill-and-resume variant killed at every boundary of its clean run.
+
+    Built-in targets become every-boundary targets (approval agents killed in approve, recovered by
+    recover). Lines run ``jobs`` at a time through the fork server (the map is many short lines);
+    each line is still one real start, SIGKILL and resume (docs/DECISIONS.md, issue 14).
+    """
+    from plugpull.scenarios.every_boundary import as_every_boundary
+    from plugpull.suite import plan, run_plan
+
+    mapped = [as_every_boundary(t) for t in targets]
+    settings = Settings(timeout=timeout, boundaries=tuple(boundaries or ()))
+    began = time.monotonic()
+    if fork_server:
+        from plugpull.forkserver import ForkServers
+
+        settings.forks = ForkServers()
+    try:
+        results = run_plan(plan(mapped, points), settings, jobs=jobs)
+    finally:
+        if settings.forks is not None:
+            settings.forks.close()
+    return results, time.monotonic() - began
+
+
+VERDICT_COLORS = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#9e9e9e"}
+
+
+def boundary_map(results: list[Result]):
+    """The run as a timeline of its boundaries, one row per target variant and side, each kill coloured by verdict.
+
+    x is the boundary's place in the clean run (1..N); the label under each is the boundary. A
+    FAIL is marked with what broke (dup: an effect duplicated, lost, result, stuck).
+    """
+    import matplotlib.pyplot as plt
+
+    rows: dict[tuple[str, str], dict[int, Result]] = {}
+    labels: dict[str, dict[int, str]] = {}
+    for r in results:
+        place = r.evidence.get("boundary") or {}
+        if "index" not in place:
+            continue
+        side = r.point.split(" ", 1)[0]
+        rows.setdefault((r.target, side), {})[place["index"]] = r
+        labels.setdefault(r.target, {})[place["index"]] = place.get("label", "")
+    if not rows:
+        fig, ax = plt.subplots(figsize=(5, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no boundary lines", ha="center")
+        return fig
+    targets = list(dict.fromkeys(t for t, _ in rows))
+    width = max(len(v) for v in labels.values())
+    height = sum(len([k for k in rows if k[0] == t]) for t in targets)
+    fig, axes = plt.subplots(
+        len(targets), 1, figsize=(max(7.0, 0.75 * width + 3), 1.1 * height + 1.6 * len(targets)), squeeze=False
+    )
+    for ax, target in zip(axes[:, 0], targets, strict=True):
+        sides = [k for k in rows if k[0] == target]
+        for y, key in enumerate(sides):
+            for index, r in rows[key].items():
+                color = VERDICT_COLORS[r.verdict.value]
+                ax.scatter(index, y, s=160, color=color, marker="s")
+                if r.verdict is Verdict.FAIL:
+                    ax.annotate(failure_kind(r), (index, y + 0.28), ha="center", fontsize=7, color=color)
+        ax.set_yticks(range(len(sides)), [side for _, side in sides], fontsize=8)
+        ax.set_ylim(-0.6, len(sides) - 0.2)
+        ticks = sorted(labels[target])
+        ax.set_xticks(ticks, [f"{i}\n{labels[target][i]}" for i in ticks], fontsize=7, rotation=60, ha="right")
+        ax.set_xlim(0.4, max(ticks) + 0.6)
+        ax.set_title(target, fontsize=9, loc="left")
+        ax.grid(axis="x", alpha=0.2)
+    fig.suptitle("Kill before / after each boundary of the clean run (green PASS, red FAIL, grey ERROR)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def failure_kind(result: Result) -> str:
+    """A FAIL in a word: dup (an effect done twice), lost (never done), stuck (resume crashed or hung), result."""
+    message = result.message
+    if "crashed" in message or "hung" in message:
+        return "stuck"
+    if "duplicated" in message:
+        return "dup"
+    if "lost" in message:
+        return "lost"
+    return "result"
+
+
+def boundary_table(results: list[Result]):
+    """One row per every-boundary line: place, side, boundary, verdict, effect counts, what broke."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        place = r.evidence.get("boundary") or {}
+        rows.append(
+            {
+                "target": r.target,
+                "place": f"{place['index']}/{place['of']}" if "index" in place else "",
+                "point": r.point,
+                "thread": {True: "main", False: "background"}.get(place.get("main_thread"), ""),
+                "verdict": r.verdict.value,
+                "effects": counts_text(r),
+                "message": r.message,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -34,6 +34,10 @@ class Target:
     # model makes up), left out when the resumed run's result is compared with the golden one.
     # Dotted paths into objects ("receipt.id"); an agent can add its own: announce(result_ignore="a,b.c").
     result_ignore: tuple[str, ...] = ()
+    # The phase commands of a kill-and-recover run, for every-boundary: the phases before the killed
+    # one (run to completion), the killed one, the recovering one. kill-mid-tool's protocol is
+    # start/resume; an approval agent's run is start (pauses), approve (killed), recover.
+    phases: tuple[str, ...] = ("start", "resume")
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -424,6 +428,11 @@ BUILT_INS: dict[str, BuiltIn] = {
         _CREWAI,
     )
 }
+
+
+#: The built-ins `--scenario every-boundary` runs by default: their agents mark their model calls and
+#: checkpoint saves with plugpull.boundary (issue 14).
+BOUNDARY_TARGETS = ("langgraph", "agent-framework", "openai-agents-approval", "fastaiagent")
 
 
 def agent(command: str, scenario: str = "kill-mid-tool") -> Target:

@@ -28,10 +28,11 @@ import re
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 from agent_framework import FileCheckpointStorage, step, workflow
 
-from plugpull.client import announce, record_effect, record_result  # plugpull
+from plugpull.client import announce, boundary, record_effect, record_result  # plugpull
 
 WORKFLOW_NAME = "checkout_two_orders"
 ORDERS = ["A", "B"]
@@ -79,6 +80,18 @@ async def capture_payment(payment: dict) -> str:
     return f"charged {payment['cents']} cents to customer {payment['customer']} ({payment['idempotency_key']})"
 
 
+class MarkedFileCheckpointStorage(FileCheckpointStorage):
+    """The framework's FileCheckpointStorage, each save marked as a boundary for every-boundary.
+
+    The framework's own ``save`` still writes the checkpoint; the mark only tells plugpull where
+    the run is (and sends nothing outside every-boundary).
+    """
+
+    async def save(self, checkpoint: Any) -> Any:
+        with boundary("checkpoint-save"):  # plugpull
+            return await super().save(checkpoint)
+
+
 async def prepare(order_id: str, first_done: asyncio.Event) -> None:
     """Per-order work before payment (stock, address, fraud check), modelled only by its duration.
 
@@ -93,7 +106,8 @@ async def prepare(order_id: str, first_done: asyncio.Event) -> None:
 
 async def checkout(order_id: str, first_done: asyncio.Event) -> str:
     await prepare(order_id, first_done)
-    payment = await open_payment(order_id)
+    with boundary("open-payment"):  # plugpull: a step a crash can land next to
+        payment = await open_payment(order_id)
     say(f"order {order_id}: payment opened for customer {payment['customer']} ({payment['idempotency_key']})")
     if order_id == _arrival[0]:
         first_done.set()
@@ -110,7 +124,7 @@ async def checkout_two_orders(orders: list) -> dict:
 
 
 async def run(phase: str, workdir: Path) -> int:
-    storage = FileCheckpointStorage(str(workdir / "checkpoints"))
+    storage = MarkedFileCheckpointStorage(str(workdir / "checkpoints"))
     wf = checkout_two_orders.build(checkpoint_storage=storage)
     if phase == "start":
         result = await wf.run(list(ORDERS))

@@ -26,7 +26,7 @@ import os
 import sys
 from pathlib import Path
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
+from plugpull.client import WORKDIR_ENV, announce, boundary, gate, record_effect, record_result
 
 REFUSED, STUCK = 3, 4
 ORDER = "A-1001"
@@ -59,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     announce(framework="fastaiagent", version=importlib.metadata.version("fastaiagent"))
 
     def responder(messages):
+        with boundary("model-call"):  # plugpull: a step a crash can land next to
+            return reply(messages)
+
+    def reply(messages):
         # Ask for the refund until the conversation holds the tool's result, like a real LLM.
         if any(str(getattr(m, "role", "")).endswith("tool") for m in messages):
             return f"Refund for order {ORDER} is done."
@@ -73,7 +77,18 @@ def main(argv: list[str] | None = None) -> int:
         record_effect("refund")  # plugpull: the side effect, after the approval
         return f"refunded order {order_id}"
 
-    agent = Agent(name="refunds", llm=FunctionModel(responder), tools=[refund], checkpointer=SQLiteCheckpointer())
+    class MarkedCheckpointer(SQLiteCheckpointer):
+        """FastAIAgent's own SQLiteCheckpointer, each checkpoint write marked as a boundary (every-boundary)."""
+
+        def put(self, checkpoint):
+            with boundary("checkpoint-save"):  # plugpull
+                return super().put(checkpoint)
+
+        def put_writes(self, execution_id, checkpoint_id, writes):
+            with boundary("pending-writes"):  # plugpull
+                return super().put_writes(execution_id, checkpoint_id, writes)
+
+    agent = Agent(name="refunds", llm=FunctionModel(responder), tools=[refund], checkpointer=MarkedCheckpointer())
     id_file = workdir / "execution_id"
 
     if phase == "start":

@@ -23,11 +23,12 @@ import importlib.metadata
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from agents.run_state import RunState
 
 from agents import Agent, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, gate, record_effect, record_result
+from plugpull.client import announce, boundary, gate, record_effect, record_result
 from plugpull.targets.openai_agents_app import ORDER, ScriptedModel, outcome, workdir
 
 PAUSED, APPROVED = "paused.json", "approved.json"
@@ -44,12 +45,21 @@ def refund(order: str) -> str:
     return f"refunded {order}"
 
 
+class MarkedModel(ScriptedModel):
+    """The scripted model, each call marked as a boundary for every-boundary (sends nothing elsewhere)."""
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+        with boundary("model-call"):  # plugpull
+            return await super().get_response(*args, **kwargs)
+
+
 def build_agent() -> Agent:
-    return Agent(name="Refunds", instructions="Refund the order the user names.", model=ScriptedModel(), tools=[refund])
+    return Agent(name="Refunds", instructions="Refund the order the user names.", model=MarkedModel(), tools=[refund])
 
 
 def save(state: RunState, path: Path) -> None:
-    path.write_text(json.dumps(state.to_json()))
+    with boundary("state-save"):  # plugpull: the app's own save of the SDK's RunState
+        path.write_text(json.dumps(state.to_json()))
 
 
 async def start(agent: Agent, where: Path) -> int:

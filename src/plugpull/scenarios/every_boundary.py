@@ -1,0 +1,268 @@
+"""every-boundary: kill a run at every boundary of its clean run, before and after each, and resume.
+
+The clean run (``COMMAND start`` with nothing held) lists the run's boundaries: its effect calls
+and the steps it marks with ``plugpull.boundary(name)`` (plugpull.boundaries). Each line arms the
+provider to hold one side of one boundary, proves the SIGKILL landed there exactly as kill-mid-tool
+does (scenarios.held_kill), runs ``COMMAND resume`` and judges it against the golden run
+(checks.judge_every_boundary). Points:
+
+- ``before`` / ``after``: one kill at that side of each boundary;
+- ``before-twice`` / ``after-twice``: a double crash: resume is killed at the same boundary (its first
+  step of that kind and name, on the same side), then resumed again;
+- ``random``: ``--random-kills N`` kills, each at a uniformly random moment of the clean start's
+  duration, with where it landed among the boundaries (aimed vs random, measured).
+
+A point is expanded into one line per boundary (``expand``) before lines are dispatched, so
+``-j`` and the fork server spread the map like any other lines.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from plugpull import boundaries, checks
+from plugpull.channel import Channel
+from plugpull.evidence import BoundaryEvidence, CleanRun, KillProof, Outcome
+from plugpull.process import Running, kill_group, reaping
+from plugpull.results import Result, Verdict
+from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios.held_kill import kill_at_held_call, wait_group_gone
+from plugpull.targets import Target
+
+NAME = "every-boundary"
+POINTS = ("before", "after", "before-twice", "after-twice", "random")
+#: What runs without --point: one kill at each side of each boundary.
+DEFAULT_POINTS = ("before", "after")
+
+__all__ = ["DEFAULT_POINTS", "NAME", "POINTS", "expand", "run", "run_point"]
+
+
+def as_every_boundary(target: Target) -> Target:
+    """A built-in target as an every-boundary target: approval agents are killed in approve, recovered by recover."""
+    if target.scenario == "resume-after-approval":
+        return replace(target, scenario=NAME, phases=("start", "approve", "recover"))
+    return replace(target, scenario=NAME)
+
+
+def expand(target: Target, points: list[str], settings: Settings) -> list[str]:
+    """The lines of ``points`` for ``target``: "after model-call 2" for each boundary, "random 3" per random kill.
+
+    Runs the clean run (shared, once per target). When it failed, or ``--boundary`` matched no
+    boundary, the points stay as they are and each line reports that ERROR.
+    """
+    clean = clean_of(target, settings)
+    steps, unmatched = boundaries.selected(boundaries.steps_of(clean.trace), list(settings.boundaries))
+    lines: list[str] = []
+    aimed = [p for p in points if p != "random"]
+    if aimed:
+        if not steps or unmatched:
+            lines.extend(aimed)
+        else:
+            lines.extend(f"{p} {s.label}" for s in steps for p in aimed)
+    if "random" in points:
+        lines.extend(f"random {i}" for i in range(1, max(settings.random_kills, 1) + 1))
+    return lines
+
+
+def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
+    return [run_point(target, point, settings) for point in points]
+
+
+def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
+    """One every-boundary line: ``point`` is "SIDE LABEL" (e.g. "after-twice model-call 2") or "random N"."""
+    settings = settings or Settings()
+    began = time.monotonic()
+    side, _, label = point.partition(" ")
+    ev = BoundaryEvidence(
+        point=point,
+        start=Outcome(argv=[]),
+        start_timeout=settings.timeout,
+        resume_timeout=settings.timeout,
+        side=side.removesuffix("-twice"),
+        twice=side.endswith("-twice"),
+    )
+    ev.clean = clean_of(target, settings)
+    ev.golden = list(ev.clean.results)
+    ev.result_ignore = result_ignore(target, ev.clean.announced)
+    steps = boundaries.steps_of(ev.clean.trace)
+    announced, kept = list(ev.clean.announced), None
+    problem = checks.check_clean_run(ev)
+    step = next((s for s in steps if s.label == label), None)
+    if problem is None and side != "random" and step is None:
+        problem = _unmatched(point, settings, steps)
+    if problem is None:
+        if step is not None:
+            ev.boundary = {**step.to_dict(), "of": len(steps)}
+        announced, kept = run_faulted(target, step, settings, ev)
+        problem = checks.judge_every_boundary(ev)
+    phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
+    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume, "final": ev.final}.get(phase)
+    return make_result(NAME, target, point, ev.to_dict(), problem, announced, began, shown, kept)
+
+
+def clean_of(target: Target, settings: Settings) -> CleanRun:
+    """The clean run with boundary marks on (once per target): the phases before the killed one, then that one."""
+    return settings.once(
+        ("every-boundary-clean", target.argv, target.phases, settings.cwd), lambda: _run_clean(target, settings)
+    )
+
+
+def _run_clean(target: Target, settings: Settings) -> CleanRun:
+    """Every phase before the killed one, then the killed one with nothing held: its trace, effects, result."""
+    with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel, reaping() as spawned:
+        env = marked_env(channel, path)
+        prelude = run_prelude(target, settings, channel, env, spawned, "clean-")
+        if prelude is not None:
+            return CleanRun(start=prelude)
+        channel.phase = "clean"
+        spawned_at = time.monotonic()
+        running = settings.spawn([*target.argv, target.phases[-2]], env=env, cwd=settings.cwd)
+        spawned.append(running)
+        outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
+        trace = [c for c in channel.provider.trace() if c.phase == "clean"]
+        return CleanRun(
+            trace=[{**c.to_dict(), "kind": c.kind, "edge": c.edge, "t": round(c.at - spawned_at, 6)} for c in trace],
+            start=outcome,
+            counts=channel.provider.counts(),
+            calls=len(channel.provider.calls),
+            announced=list(channel.announced),
+            results=channel.results_of("clean"),
+        )
+
+
+def marked_env(channel: Channel, path: Path) -> dict[str, str]:
+    """The target's environment with boundary marks turned on (client.BOUNDARIES_ENV)."""
+    from plugpull.client import BOUNDARIES_ENV
+
+    return {**target_env(channel, path), BOUNDARIES_ENV: "1"}
+
+
+def run_prelude(
+    target: Target, settings: Settings, channel: Channel, env: dict, spawned: list, prefix: str = ""
+) -> Outcome | None:
+    """Run the phases before the killed one (an approval agent's ``start``); the first that fails, else None."""
+    for phase in target.phases[:-2]:
+        channel.phase = prefix + phase
+        running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
+        spawned.append(running)
+        outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
+        if outcome.returncode != 0 or outcome.timed_out or outcome.outlived:
+            outcome.stderr = f"{outcome.stderr}\n(the {phase} before the killed phase failed)"
+            return outcome
+    return None
+
+
+def _unmatched(point: str, settings: Settings, steps: list[boundaries.Step]) -> checks.Judgement:
+    listed = ", ".join(s.label for s in steps[:12]) + (" ..." if len(steps) > 12 else "")
+    if not steps:
+        return checks.error("the clean run passed no boundary (no record_effect, no plugpull.boundary)", show="clean")
+    if settings.boundaries:
+        return checks.error(
+            f"--boundary {', '.join(settings.boundaries)} matched no boundary of the clean run: {listed}", show=""
+        )
+    return checks.error(f"{point}: no such boundary in the clean run: {listed}", show="")
+
+
+def run_faulted(
+    target: Target, step: boundaries.Step | None, settings: Settings, ev: BoundaryEvidence
+) -> tuple[list[dict], Path | None]:
+    """Start armed at the step's side (or killed at a random moment), resume; again for a double crash."""
+    with workdir(settings) as path, Channel() as channel, reaping() as spawned:
+        env = marked_env(channel, path)
+        failed = run_prelude(target, settings, channel, env, spawned)
+        if failed is not None:
+            ev.start = failed
+            return list(channel.announced), None
+        killed_phase, recovery = target.phases[-2], target.phases[-1]
+        channel.phase = "start"
+        spawned_at = time.monotonic()
+        if step is not None:
+            channel.provider.arm_step(step.kind, step.name, step.n, ev.side)
+        started = settings.spawn([*target.argv, killed_phase], env=env, cwd=settings.cwd)
+        spawned.append(started)
+        if step is not None:
+            killed = kill_at_held_call(channel, started, settings.timeout)
+            ev.start, ev.proof, ev.held_name, ev.counts_at_kill = (
+                killed.outcome,
+                killed.proof,
+                killed.held_name,
+                killed.counts_at_kill,
+            )
+        else:
+            kill_at_random(channel, started, ev, settings, spawned_at)
+        if checks.prove_boundary_kill(ev) is None:
+            channel.provider.arm(None)
+            if step is not None and ev.twice:
+                # The same boundary in resume: its first step of that kind and name. Resume numbers
+                # its steps from 1 and skips what the checkpoint holds, so the clean run's "model-call
+                # 2" is usually resume's first model call (docs/DECISIONS.md, issue 14).
+                channel.provider.arm_step(step.kind, step.name, 1, ev.side)
+            channel.phase = "resume"
+            resumed = settings.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
+            spawned.append(resumed)
+            if step is not None and ev.twice:
+                second = kill_at_held_call(channel, resumed, settings.timeout)
+                ev.resume, ev.second_proof = second.outcome, second.proof
+                ev.second_reached = second.proof is not None
+                channel.provider.arm(None)
+                if (
+                    second.proof is not None
+                    and checks.prove_held_kill("resume", ev.resume, ev.second_proof, True, ev.point, settings.timeout)
+                    is None
+                ):
+                    channel.phase = "final"
+                    final = settings.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
+                    spawned.append(final)
+                    ev.final = final if isinstance(final, Outcome) else final.wait(settings.timeout)
+                    ev.final_results = channel.results_of("final")
+            else:
+                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+            ev.resumed = channel.results_of("resume")
+        ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
+        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+def kill_at_random(
+    channel: Channel, running: Running | Outcome, ev: BoundaryEvidence, settings: Settings, spawned_at: float
+) -> None:
+    """SIGKILL start's group at a uniformly random moment of the clean start's duration; note where it landed."""
+    if isinstance(running, Outcome):
+        ev.start = running
+        return
+    ev.killed_at = None
+    moment = random.uniform(0.0, max(ev.clean.start.seconds, 0.001))
+    ev.boundary = {"moment": round(moment, 6), "of_seconds": ev.clean.start.seconds}
+    while time.monotonic() - spawned_at < moment:
+        running.tracker.scan()
+        if running.poll() is not None:
+            break
+        time.sleep(0.002)
+    if running.poll() is None:
+        running.tracker.scan(force=True)
+        ev.killed_at = round(time.monotonic() - spawned_at, 6)
+        kill_group(running.pgid)
+        running.wait_reaped()
+        survivors = wait_group_gone(running.pgid)
+        ev.proof = KillProof(
+            group=running.pgid,
+            caller_pid=None,
+            caller_group=None,
+            held_open_at_kill=False,
+            closed_after_kill=None,
+            survivors=survivors,
+        )
+    kill_group(running.pgid)
+    ev.start = running.finish()
+    if ev.killed_at is not None and ev.start.returncode == 0:
+        # It exited on its own between the last look and the SIGKILL: nothing was killed.
+        ev.killed_at, ev.proof = None, None
+    trace = [
+        {**c.to_dict(), "kind": c.kind, "edge": c.edge, "t": c.at - spawned_at}
+        for c in channel.provider.trace()
+        if c.phase == "start"
+    ]
+    ev.landed = boundaries.landing(trace, ev.killed_at, ev.clean.trace)

@@ -1,0 +1,115 @@
+"""every-boundary with real processes: a fake framework whose unsafe boundaries are known, killed at each."""
+
+import signal
+import sys
+from pathlib import Path
+
+from plugpull import suite
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.targets import agent
+
+AGENTS = Path(__file__).parent.parent / "agents"
+FAST = Settings(timeout=30)
+
+
+def boundary_framework(variant: str):
+    return agent(f"{sys.executable} {AGENTS / 'boundary_framework.py'} {variant}", "every-boundary")
+
+
+def failed(results) -> set[str]:
+    return {r.point for r in results if r.verdict is Verdict.FAIL}
+
+
+def test_the_clean_run_lists_every_boundary_in_order_and_each_line_names_its_place():
+    results = suite.run_scenario(boundary_framework("plain"), settings=Settings(timeout=30), jobs=2)
+    assert [r.point for r in results] == [
+        f"{side} {label}"
+        for label in (
+            "model-call 1",
+            "checkpoint-save 1",
+            "effect refund 1",
+            "checkpoint-save 2",
+            "model-call 2",
+            "checkpoint-save 3",
+        )
+        for side in ("before", "after")
+    ]
+    places = [(r.evidence["boundary"]["index"], r.evidence["boundary"]["of"]) for r in results]
+    assert places == [(i, 6) for i in range(1, 7) for _ in range(2)]
+    assert all(r.verdict is not Verdict.ERROR for r in results), [r.message for r in results]
+    # Every kill is proven as kill-mid-tool's is: the held call's caller in the killed group, SIGKILL.
+    for r in results:
+        assert r.evidence["start"]["returncode"] == -signal.SIGKILL
+        assert r.evidence["proof"]["caller_group"] == r.evidence["proof"]["group"]
+
+
+def test_the_map_finds_exactly_the_unsafe_boundaries_of_the_fake_framework():
+    plain = suite.run_scenario(boundary_framework("plain"), settings=Settings(timeout=30), jobs=2)
+    assert failed(plain) == {"after effect refund 1", "before checkpoint-save 2"}
+    lose = suite.run_scenario(boundary_framework("lose-answer"), settings=Settings(timeout=30), jobs=2)
+    assert failed(lose) == {"after effect refund 1", "before checkpoint-save 2", "after checkpoint-save 3"}
+    by_point = {r.point: r for r in lose}
+    assert "2 refund" in by_point["after effect refund 1"].message
+    assert 'result differs from the clean run: $.answer: clean "refunded", resumed null' in (
+        by_point["after checkpoint-save 3"].message
+    )
+
+
+def test_boundary_picks_lines_by_place_label_or_name():
+    settings = Settings(timeout=30, boundaries=("3", "model-call"))
+    results = suite.run_scenario(boundary_framework("plain"), ["after"], settings=settings)
+    assert [r.point for r in results] == ["after model-call 1", "after effect refund 1", "after model-call 2"]
+
+
+def test_a_boundary_that_matches_nothing_is_one_error_naming_the_clean_runs_boundaries():
+    settings = Settings(timeout=30, boundaries=("tool-call",))
+    [result] = suite.run_scenario(boundary_framework("plain"), ["after"], settings=settings)
+    assert result.verdict is Verdict.ERROR
+    assert "--boundary tool-call matched no boundary of the clean run: model-call 1, checkpoint-save 1" in (
+        result.message
+    )
+
+
+def test_a_double_crash_kills_resume_at_the_same_boundary_then_resumes_again():
+    settings = Settings(timeout=30, boundaries=("effect refund 1", "model-call 1"))
+    results = suite.run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
+    by_point = {r.point: r for r in results}
+    twice = by_point["after-twice effect refund 1"]
+    assert twice.verdict is Verdict.FAIL
+    assert twice.message.startswith("after two kills: effect duplicated: the provider saw 3 refund")
+    assert twice.evidence["resume"]["returncode"] == -signal.SIGKILL
+    assert twice.evidence["second_proof"]["caller_group"] == twice.evidence["second_proof"]["group"]
+    assert twice.evidence["final"]["returncode"] == 0
+    model = by_point["after-twice model-call 1"]
+    assert model.verdict is Verdict.PASS, model.message
+    assert model.message.startswith("after two kills:")
+
+
+def test_a_double_crash_whose_resume_passes_no_such_boundary_says_no_second_kill():
+    settings = Settings(timeout=30, boundaries=("model-call 2",))
+    [result] = suite.run_scenario(boundary_framework("lose-answer"), ["before-twice"], settings=settings)
+    # Resume from "refunded" makes one model call, its first: killed before it, then resumed again.
+    assert result.evidence["second_reached"] is True
+    settings = Settings(timeout=30, boundaries=("checkpoint-save 3",))
+    [after] = suite.run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
+    assert after.verdict is Verdict.PASS
+    assert after.message.endswith("(resume passed no checkpoint-save boundary: no second kill)")
+    assert after.evidence["second_reached"] is False
+
+
+def test_random_kills_say_where_each_landed_and_are_judged_like_aimed_ones():
+    settings = Settings(timeout=30, random_kills=4)
+    results = suite.run_scenario(boundary_framework("plain"), ["random"], settings=settings, jobs=2)
+    assert [r.point for r in results] == ["random 1", "random 2", "random 3", "random 4"]
+    for r in results:
+        assert r.verdict is not Verdict.ERROR, r.message
+        landed = r.evidence["landed"]
+        assert (
+            landed == "after the run ended"
+            or landed == "before any boundary"
+            or landed.startswith(("between ", "after the last boundary"))
+        )
+        if landed != "after the run ended":
+            assert r.evidence["start"]["returncode"] == -signal.SIGKILL
+            assert r.evidence["killed_at"] >= 0

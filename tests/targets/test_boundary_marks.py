@@ -1,0 +1,34 @@
+"""Built-in agents mark their model calls and their framework's checkpoint saves (every-boundary)."""
+
+import pytest
+
+from plugpull import boundaries, suite
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.every_boundary import as_every_boundary, clean_of
+from plugpull.targets import BUILT_INS
+
+
+def variant(name: str, **options):
+    return next(as_every_boundary(t) for t in BUILT_INS[name].variants if options.items() <= t.options.items())
+
+
+def test_langgraphs_clean_run_lists_model_calls_checkpoint_saves_and_the_refund():
+    pytest.importorskip("langgraph")
+    target = variant("langgraph", durability="sync", key="none")
+    settings = Settings(timeout=120)
+    labels = [s.label for s in boundaries.steps_of(clean_of(target, settings).trace)]
+    assert {"model-call 1", "model-call 2", "checkpoint-save 1", "pending-writes 1", "effect refund 1"} <= set(labels)
+    assert labels.index("model-call 1") < labels.index("effect refund 1") < labels.index("model-call 2")
+    # Killed after the first model call, LangGraph's own saver and invoke(None, config) finish the run.
+    settings.boundaries = ("model-call 1",)
+    results = suite.run_scenario(target, ["after"], settings=settings)
+    assert [r.verdict for r in results] == [Verdict.PASS], [r.message for r in results]
+
+
+def test_agent_frameworks_checkpoint_saves_are_boundaries():
+    pytest.importorskip("agent_framework")
+    target = variant("agent-framework", variant="control")
+    labels = [s.label for s in boundaries.steps_of(clean_of(target, Settings(timeout=120)).trace)]
+    assert "checkpoint-save 1" in labels and "open-payment 2" in labels
+    assert "effect charge_card:A 1" in labels and "effect charge_card:B 1" in labels
