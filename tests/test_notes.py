@@ -79,3 +79,13 @@ def test_a_recover_that_hung_or_never_started_has_no_exit_code():
     assert notes.recover_exit(with_recover(returncode=4)) == 4
     assert notes.recover_exit(with_recover(returncode=-9, timed_out=True)) is None
     assert notes.recover_exit(with_recover(spawn_error="no such file")) is None
+
+
+def test_a_resume_that_hung_or_never_ran_has_no_exit_code_and_a_missing_result_list_is_no_result():
+    assert notes.resume_exit(result("FAIL", {"resume": {"returncode": 0}})) == 0
+    assert notes.resume_exit(result("FAIL", {"resume": {"returncode": -9, "timed_out": True}})) is None
+    assert notes.resume_exit(result("FAIL", {"resume": {"returncode": None, "spawn_error": "no such file"}})) is None
+    assert notes.resume_exit(result("FAIL", {"resume": None})) is None
+    assert notes.resume_reported_result(result("FAIL", {"resumed": [{"answer": "done"}]})) is True
+    assert notes.resume_reported_result(result("FAIL", {"resumed": []})) is False
+    assert notes.resume_reported_result(result("FAIL", {})) is False

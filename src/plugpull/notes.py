@@ -104,3 +104,18 @@ def recover_exit(result: Result) -> int | None:
         return None
     code = outcome.get("returncode")
     return code if isinstance(code, int) else None
+
+
+def resume_exit(result: Result) -> int | None:
+    """kill-mid-tool: resume's exit code; None when it was not run, hung or never started."""
+    resume = result.evidence.get("resume")
+    if not isinstance(resume, dict) or resume.get("timed_out") or resume.get("spawn_error"):
+        return None
+    code = resume.get("returncode")
+    return code if isinstance(code, int) else None
+
+
+def resume_reported_result(result: Result) -> bool:
+    """kill-mid-tool: resume called ``record_result`` (the evidence's ``resumed`` list is not empty)."""
+    resumed = result.evidence.get("resumed")
+    return isinstance(resumed, list) and len(resumed) > 0

@@ -42,6 +42,13 @@ TINY = {
         "options": {"durability": ["sync"], "key": ["none"]},
         "boundaries": ["effect refund 1"],
     },
+    # Two frameworks, both in the more-frameworks group: Pydantic AI's deferred tools, approved twice.
+    "resume-after-approval-more-frameworks": {
+        "points": ["double-resume"],
+        "targets": ["pydantic-ai-approval"],
+        "options": {},
+        "racers": 2,
+    },
 }
 # What the record's lines are called when a point expands into one line per boundary.
 LINES = {"boundary-map": ["after effect refund 1"]}
@@ -49,6 +56,11 @@ LINES = {"boundary-map": ["after effect refund 1"]}
 
 @pytest.mark.parametrize("finding", WRITTEN, ids=lambda f: f.id)
 def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding, current_kernel, tmp_path):
+    from plugpull.targets import BUILT_INS
+
+    tiny = {**finding.parameters, **TINY[finding.id]}
+    if not any(BUILT_INS[t].installed() for t in tiny["targets"]):
+        pytest.skip(f"none of {tiny['targets']} is installed here (uv sync --group more-frameworks)")
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, **TINY[finding.id], "repeats": 1, "pin": "smoke", "results_path": str(results)}
     run = execution.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")

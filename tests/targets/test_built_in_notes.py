@@ -65,6 +65,48 @@ def test_functional_langgraph_and_dbos_say_the_tool_ran_again_only_when_resume_r
     assert notes_on(name, "PASS", "after-effect", refunds(1, [call("start", "refund", True)])) == []
 
 
+@pytest.mark.parametrize("name", ["google-adk", "pydantic-ai"])
+@pytest.mark.parametrize("variant", [0, 1])
+def test_adk_and_pydantic_ai_quote_their_docs_only_when_resume_recorded_the_second_refund(name, variant):
+    again = refunds(2, [call("start", "refund", True), call("resume", "refund", True)])
+    crashed = refunds(1, [call("start", "refund", True)], outcome(returncode=1))
+    (text,) = notes_on(name, "FAIL", "after-effect", again, variant=variant)
+    assert ("at-least-once" if name == "google-adk" else "not automatically wrapped by DBOS") in text
+    assert notes_on(name, "FAIL", "after-effect", crashed, variant=variant) == []
+    assert notes_on(name, "FAIL", "after-effect", refunds(0, [call("start", "refund", False)]), variant=variant) == []
+
+
+# kill-mid-tool, DBOS under another application_version: resume finds the workflow still PENDING.
+
+NOT_RECOVERED = (
+    "dbos_refund: resume: workflow refund-A-1001 is still PENDING after 30s: not recovered "
+    "(recorded under version refunds-1; this process runs refunds-2)\n"
+)
+
+
+def pending(resumed: list, resume: dict | None = None) -> dict:
+    return {**refunds(1, [call("start", "refund", True)], resume), "resumed": resumed}
+
+
+def test_dbos_quotes_its_versioning_docs_when_resume_found_the_workflow_not_recovered():
+    (text,) = notes_on("dbos", "FAIL", "after-effect", pending([]), stderr=NOT_RECOVERED, variant=2)
+    assert "does not attempt to recover workflows tagged with a different application version" in text
+
+
+@pytest.mark.parametrize(
+    "verdict, ev, stderr",
+    [
+        ("FAIL", pending([]), "dbos_refund: resume: workflow refund-A-1001 is PENDING after launch\n"),  # no such line
+        ("FAIL", pending([], outcome(returncode=1)), NOT_RECOVERED),  # resume crashed
+        ("FAIL", pending([], outcome(returncode=-9, timed_out=True)), NOT_RECOVERED),  # resume hung
+        ("FAIL", pending([{"answer": "other"}]), NOT_RECOVERED),  # it reported a result: it finished
+        ("ERROR", pending([]), NOT_RECOVERED),
+    ],
+)
+def test_dbos_says_nothing_of_versions_otherwise(verdict, ev, stderr):
+    assert notes_on("dbos", verdict, "after-effect", ev, stderr=stderr, variant=2) == []
+
+
 # lost-session-write, OpenAI Agents: #4775 and the docs' promise.
 
 
@@ -211,6 +253,20 @@ def test_openai_agents_approval_says_nothing_of_claims_otherwise(verdict, ev):
     assert notes_on("openai-agents-approval", verdict, ev["point"], ev) == []
 
 
+@pytest.mark.parametrize("name, words", [("google-adk-approval", "at-least-once"), ("pydantic-ai-approval", "DBOS")])
+def test_adk_and_pydantic_ai_approvals_quote_their_docs_when_recover_ran_the_approved_tool_again(name, words):
+    again = approval("killed-after-effect", [1], 2, recover_exit=0, recover_ran=1)
+    (text,) = notes_on(name, "FAIL", "killed-after-effect", again)
+    assert words in text
+    for verdict, ev in [
+        ("FAIL", approval("killed-after-effect", [1], 1, recover_exit=1, recover_ran=0)),  # recover crashed
+        ("FAIL", approval("racing-resumers", [1, 0, 0, 0, 0], 1)),  # losers crashed
+        ("FAIL", approval("double-resume", [1, 1], 2)),  # two approvals, not recover
+        ("PASS", approval("killed-before-effect", [1], 1, recover_exit=0, recover_ran=1)),
+    ]:
+        assert notes_on(name, verdict, ev["point"], ev) == []
+
+
 STUCK = "fastaiagent_approval: ChainCheckpointError without Resume; AlreadyResumed with Resume(approved=True)\n"
 
 
@@ -258,6 +314,25 @@ def test_every_built_in_note_has_words_a_condition_and_a_case_above_where_it_att
         ),
         notes_on(
             "dbos", "FAIL", "after-effect", refunds(2, [call("start", "refund", True), call("resume", "refund", True)])
+        ),
+        notes_on("dbos", "FAIL", "after-effect", pending([]), stderr=NOT_RECOVERED, variant=2),
+        *(
+            notes_on(
+                name,
+                "FAIL",
+                "after-effect",
+                refunds(2, [call("start", "refund", True), call("resume", "refund", True)]),
+            )
+            for name in ("google-adk", "pydantic-ai")
+        ),
+        *(
+            notes_on(
+                name,
+                "FAIL",
+                "killed-after-effect",
+                approval("killed-after-effect", [1], 2, recover_exit=0, recover_ran=1),
+            )
+            for name in ("google-adk-approval", "pydantic-ai-approval")
         ),
     ]
     declared = {note.text: note for b in BUILT_INS.values() for t in b.variants for note in t.notes}

@@ -18,7 +18,15 @@ def test_every_further_module_must_be_present_too():
 def test_each_new_framework_names_its_extra_and_the_distribution_it_announces():
     frameworks = {
         name: ({t.framework for t in BUILT_INS[name].variants}, BUILT_INS[name].extra)
-        for name in ("langgraph-functional", "google-adk", "google-adk-approval", "dbos", "pydantic-ai", "crewai")
+        for name in (
+            "langgraph-functional",
+            "google-adk",
+            "google-adk-approval",
+            "dbos",
+            "pydantic-ai",
+            "pydantic-ai-approval",
+            "crewai",
+        )
     }
     assert frameworks == {
         "langgraph-functional": ({"langgraph"}, "langgraph"),
@@ -26,5 +34,6 @@ def test_each_new_framework_names_its_extra_and_the_distribution_it_announces():
         "google-adk-approval": ({"google-adk"}, "google-adk"),
         "dbos": ({"dbos"}, "dbos"),
         "pydantic-ai": ({"pydantic-ai-slim"}, "pydantic-ai"),
+        "pydantic-ai-approval": ({"pydantic-ai-slim"}, "pydantic-ai"),
         "crewai": ({"crewai"}, "crewai"),
     }

@@ -12,11 +12,11 @@ pytest.importorskip("dbos")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+from plugpull.targets import BUILT_INS, DBOS_VERSION_NOT_RECOVERED  # noqa: E402
 
 
 def variant(name: str, key: str):
-    (target,) = [t for t in BUILT_INS[name].variants if t.options["key"] == key]
+    (target,) = [t for t in BUILT_INS[name].variants if t.options.get("key") == key]
     return target
 
 
@@ -37,3 +37,15 @@ def test_a_key_drawn_in_the_finished_step_is_replayed_from_the_system_database_s
         # result was used, not a re-run.
         assert (start["phase"], resume["phase"]) == ("start", "resume")
         assert start["key"] == resume["key"] and start["key"].startswith("rf_")
+
+
+def test_a_recovering_process_of_another_application_version_leaves_the_workflow_pending(forked):
+    (changed,) = [t for t in BUILT_INS["dbos"].variants if t.options.get("app_version") == "changed"]
+    (after,) = run_scenario(changed, ["after-effect"], settings=forked)
+    assert after.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert after.evidence["resume"]["returncode"] == 0
+    assert after.evidence["counts"] == {"refund": 1}
+    assert after.verdict is Verdict.FAIL
+    assert after.message == "run did not finish: resume exited 0 without a result"
+    assert "is still PENDING after 30s: not recovered (recorded under version refunds-1" in after.stderr
+    assert [note["text"] for note in after.notes] == [DBOS_VERSION_NOT_RECOVERED.text]

@@ -268,6 +268,14 @@ OPENAI_AGENTS_NO_CLAIM = Note(
     holds=lambda r: n.approvers_that_ran_the_tool(r) + n.recover_ran_the_tool(r) >= 2 and n.count(r, "refund") >= 2,
 )
 
+# killed-after-effect: the killed approval recorded the refund, then recover ran the tool again.
+_RECOVER_RAN_IT_AGAIN = "recover ran the approved tool and refund was recorded 2 or more times"
+
+
+def _recover_ran_it_again(r) -> bool:
+    return n.recover_ran_the_tool(r) and n.count(r, "refund") >= 2
+
+
 _OPENAI_AGENTS_APPROVAL = BuiltIn(
     name="openai-agents-approval",
     module="agents",
@@ -331,6 +339,16 @@ _LANGGRAPH_FUNCTIONAL = BuiltIn(
     ),
 )
 
+# google/adk-python, src/google/adk/apps/_configs.py, ResumabilityConfig's docstring: resuming an
+# invocation re-runs the tool call in flight (at-least-once).
+ADK_RESUMABILITY = "https://github.com/google/adk-python/blob/main/src/google/adk/apps/_configs.py"
+ADK_AT_LEAST_ONCE = (
+    "Tool call to resume needs to be idempotent because we only guarantee an at-least-once behavior once resumed."
+)
+ADK_REFUNDED_AGAIN = refunded_again(
+    f'resume ran the tool call again; ADK\'s ResumabilityConfig docstring: "{ADK_AT_LEAST_ONCE}"', ADK_RESUMABILITY
+)
+
 _GOOGLE_ADK = BuiltIn(
     name="google-adk",
     module="google.adk",
@@ -341,6 +359,7 @@ _GOOGLE_ADK = BuiltIn(
             argv=python_module("plugpull.targets.google_adk_refund", "--key", key),
             framework="google-adk",
             options={"key": key},
+            notes=(ADK_REFUNDED_AGAIN,),
         )
         for key in ("none", "function-call-id")
     ),
@@ -357,8 +376,33 @@ _GOOGLE_ADK_APPROVAL = BuiltIn(
             argv=python_module("plugpull.targets.google_adk_approval"),
             framework="google-adk",
             scenario="resume-after-approval",
+            notes=(
+                Note(
+                    text=f'recover ran the confirmed tool call again; ADK\'s ResumabilityConfig docstring: "{ADK_AT_LEAST_ONCE}"',
+                    url=ADK_RESUMABILITY,
+                    condition=_RECOVER_RAN_IT_AGAIN,
+                    holds=_recover_ran_it_again,
+                ),
+            ),
         ),
     ),
+)
+
+# DBOS docs, "Self-Hosting DBOS Apps", "Managing Application versions": a workflow is tagged with the
+# application version that started it and a process of another version does not recover it.
+DBOS_APP_VERSIONS = "https://docs.dbos.dev/self-hosting#managing-application-versions"
+DBOS_VERSION_QUOTE = (
+    "Each workflow is tagged with the version of the application that started it. To prevent code "
+    "compatibility issues, DBOS does not attempt to recover workflows tagged with a different application version."
+)
+# The dbos agent's resume prints this when the workflow is still PENDING after its wait
+# (src/plugpull/targets/dbos_refund.py): the evidence that recovery skipped it, not just any unfinished run.
+DBOS_NOT_RECOVERED = "not recovered (recorded under version"
+DBOS_VERSION_NOT_RECOVERED = Note(
+    text=f'the recovering process ran another application_version and the workflow stayed PENDING; DBOS docs: "{DBOS_VERSION_QUOTE}"',
+    url=DBOS_APP_VERSIONS,
+    condition=f"resume exited 0 without a result, its stderr saying {DBOS_NOT_RECOVERED!r}",
+    holds=lambda r: n.resume_exit(r) == 0 and DBOS_NOT_RECOVERED in r.stderr and not n.resume_reported_result(r),
 )
 
 _DBOS = BuiltIn(
@@ -375,7 +419,31 @@ _DBOS = BuiltIn(
             notes=(refunded_again("the step in flight runs again on recovery (steps are at-least-once)", DBOS_STEPS),),
         )
         for key in ("none", "checkpointed")
+    )
+    # The recovering process runs under another application_version than the crashed one (a deploy of
+    # new code between crash and restart). No `key` option: the key=... claims must not match it.
+    + (
+        Target(
+            name="dbos",
+            argv=python_module("plugpull.targets.dbos_refund", "--key", "none", "--app-version", "changed"),
+            framework="dbos",
+            options={"app_version": "changed"},
+            result_ignore=("request_id",),
+            notes=(DBOS_VERSION_NOT_RECOVERED,),
+        ),
     ),
+)
+
+# Pydantic AI docs, "Durable Execution with DBOS": DBOSAgent "executes model requests, decorated tool
+# calls, and MCP communication as DBOS steps", and "Tools and event stream handlers are not
+# automatically wrapped by DBOS" (decorate with @DBOS.step for I/O). The source agrees: "DBOS runs
+# function tools inline" (pydantic_ai/durable_exec/dbos/_agent.py), so a plain function tool killed after
+# its effect runs again when the workflow is recovered.
+PYDANTIC_AI_DBOS = "https://ai.pydantic.dev/durable_execution/dbos/#agent-and-toolset-requirements"
+PYDANTIC_AI_INLINE = (
+    "the function tool runs inline in the DBOSAgent workflow, not as a DBOS step, and ran again on recovery; "
+    'Pydantic AI docs: "Tools and event stream handlers are not automatically wrapped by DBOS" '
+    "(only tools decorated with @DBOS.step are steps)"
 )
 
 _PYDANTIC_AI = BuiltIn(
@@ -389,8 +457,35 @@ _PYDANTIC_AI = BuiltIn(
             argv=python_module("plugpull.targets.pydantic_ai_refund", "--key", key),
             framework="pydantic-ai-slim",
             options={"durable": "DBOSAgent", "key": key},
+            notes=(refunded_again(PYDANTIC_AI_INLINE, PYDANTIC_AI_DBOS),),
         )
         for key in ("none", "tool-call-id")
+    ),
+)
+
+# Pydantic AI deferred tools (requires_approval=True) on the same DBOSAgent: the run ends with
+# DeferredToolRequests and a new run with the saved message history and DeferredToolResults approves it.
+_PYDANTIC_AI_APPROVAL = BuiltIn(
+    name="pydantic-ai-approval",
+    module="pydantic_ai",
+    also=("dbos",),
+    extra="pydantic-ai",
+    variants=(
+        Target(
+            name="pydantic-ai-approval",
+            argv=python_module("plugpull.targets.pydantic_ai_approval"),
+            framework="pydantic-ai-slim",
+            options={"durable": "DBOSAgent"},
+            scenario="resume-after-approval",
+            notes=(
+                Note(
+                    text=PYDANTIC_AI_INLINE,
+                    url=PYDANTIC_AI_DBOS,
+                    condition=_RECOVER_RAN_IT_AGAIN,
+                    holds=_recover_ran_it_again,
+                ),
+            ),
+        ),
     ),
 )
 
@@ -425,6 +520,7 @@ BUILT_INS: dict[str, BuiltIn] = {
         _GOOGLE_ADK_APPROVAL,
         _DBOS,
         _PYDANTIC_AI,
+        _PYDANTIC_AI_APPROVAL,
         _CREWAI,
     )
 }

@@ -1,6 +1,6 @@
 """A refund workflow on DBOS with its SQLite system database: the built-in `dbos` target.
 
-    python -m plugpull.targets.dbos_refund [--key none|checkpointed] start|resume
+    python -m plugpull.targets.dbos_refund [--key none|checkpointed] [--app-version same|changed] start|resume
 
 A ``@DBOS.workflow()`` with two ``@DBOS.step()``s; DBOS's system database is SQLite in
 $PLUGPULL_WORKDIR (``system_database_url="sqlite:///..."``, no server):
@@ -18,9 +18,14 @@ output really is replayed from the system database.
 
 start:  ``DBOS.launch()``, then the workflow under ``SetWorkflowID`` (one id per refund).
 resume: ``DBOS.launch()``, which recovers this executor's pending workflows of the same
-        application version by itself, then ``DBOS.retrieve_workflow(id).get_result()``.
+        application version by itself, then waits for the workflow (``DBOS.retrieve_workflow(id)``,
+        its status polled) up to RECOVERY_WAIT seconds. A workflow still not finished then is
+        reported on stderr with the version it was recorded under, and resume exits 0 without
+        a result: the run did not finish, and nothing in this process will finish it.
 ``application_version`` is set explicitly: by default DBOS hashes the workflow source, and a
 process whose code differs recovers nothing (docs: "Workflow recovery" / versioning).
+``--app-version changed`` makes resume run under another version than start ("refunds-2", as after
+a deploy of new code), to measure exactly that; the tool passes no key there.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import importlib.metadata
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -38,6 +44,10 @@ from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result 
 
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-1"
+CHANGED_APP_VERSION = "refunds-2"
+# How long resume waits for the recovered workflow: recovery of this two-step workflow takes well
+# under a second after launch; a workflow DBOS did not recover never finishes, however long we wait.
+RECOVERY_WAIT = 30.0
 _key_variant = "none"
 
 
@@ -72,16 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     global _key_variant
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key", choices=("none", "checkpointed"), default="none")
+    parser.add_argument("--app-version", choices=("same", "changed"), default="same")
     parser.add_argument("phase", choices=("start", "resume"))
     args = parser.parse_args(argv)
     _key_variant = args.key
     announce(framework="dbos", version=importlib.metadata.version("dbos"))  # plugpull
     workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
+    version = CHANGED_APP_VERSION if args.phase == "resume" and args.app_version == "changed" else APP_VERSION
     DBOS(
         config={
             "name": "plugpull-refunds",
             "system_database_url": f"sqlite:///{workdir / 'dbos.sqlite'}",
-            "application_version": APP_VERSION,
+            "application_version": version,
         }
     )
     try:
@@ -91,7 +103,21 @@ def main(argv: list[str] | None = None) -> int:
                 final = refund_workflow("A-1001")
         else:
             handle = DBOS.retrieve_workflow(WORKFLOW_ID)
-            log(f"resume: workflow {WORKFLOW_ID} is {handle.get_status().status} after launch")
+            status = handle.get_status()
+            log(
+                f"resume: workflow {WORKFLOW_ID} is {status.status} after launch (recorded under version "
+                f"{status.app_version}; this process runs {version})"
+            )
+            deadline = time.monotonic() + RECOVERY_WAIT
+            while status.status in ("PENDING", "ENQUEUED") and time.monotonic() < deadline:
+                time.sleep(0.2)
+                status = handle.get_status()
+            if status.status in ("PENDING", "ENQUEUED"):
+                log(
+                    f"resume: workflow {WORKFLOW_ID} is still {status.status} after {RECOVERY_WAIT:g}s: "
+                    f"not recovered (recorded under version {status.app_version}; this process runs {version})"
+                )
+                return 0
             final = handle.get_result()
     finally:
         DBOS.destroy()
