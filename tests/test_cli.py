@@ -241,7 +241,7 @@ def test_hold_with_only_a_store_scenario_is_one_line_exit_2(tmp_path):
     run = plugpull("--target", "openai-agents", "--hold", "refund", tmp=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "plugpull: --hold applies to kill-mid-tool and resume-after-approval; no selected target runs either"
+        "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade; no selected target runs one"
     ]
 
 

@@ -20,6 +20,7 @@ SCENARIOS = {
     "kill-mid-tool": "kill_mid_tool",
     "lost-session-write": "lost_session_write",
     "resume-after-approval": "resume_after_approval",
+    "resume-after-upgrade": "resume_after_upgrade",
 }
 
 

@@ -24,6 +24,7 @@ from plugpull.checks.judgement import (
 )
 from plugpull.checks.kill_mid_tool import check_clean_run, judge_kill_mid_tool, prove_kill
 from plugpull.checks.lost_session_write import judge_items, judge_lost_session_write, prove_probe, prove_store_fault
+from plugpull.checks.resume_after_upgrade import REFUSED, check_releases, judge_resume_after_upgrade
 from plugpull.checks.resume_after_approval import (
     REFUSED_EXIT,
     check_clean_approval,
@@ -45,7 +46,10 @@ __all__ = [
     "result_diff",
     "with_completion",
     "without_fields",
+    "REFUSED",
     "REFUSED_EXIT",
+    "check_releases",
+    "judge_resume_after_upgrade",
     "Judgement",
     "check_clean_approval",
     "check_clean_run",
