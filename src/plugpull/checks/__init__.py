@@ -24,7 +24,6 @@ from plugpull.checks.judgement import (
 )
 from plugpull.checks.kill_mid_tool import check_clean_run, judge_kill_mid_tool, prove_kill
 from plugpull.checks.lost_session_write import judge_items, judge_lost_session_write, prove_probe, prove_store_fault
-from plugpull.checks.resume_after_upgrade import REFUSED, check_releases, judge_resume_after_upgrade
 from plugpull.checks.resume_after_approval import (
     REFUSED_EXIT,
     check_clean_approval,
@@ -36,6 +35,7 @@ from plugpull.checks.resume_after_approval import (
     judge_resume_after_approval,
     racer_outcomes,
 )
+from plugpull.checks.resume_after_upgrade import REFUSED, check_releases, judge_resume_after_upgrade
 
 __all__ = [
     "CLOSE_AFTER_KILL_LIMIT",
