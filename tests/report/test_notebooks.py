@@ -3,6 +3,7 @@ committed the way papermill needs it: no outputs, a kernelspec with a language, 
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -34,6 +35,13 @@ TINY = {
         "points": ["after-effect"],
         "targets": ["langgraph-functional"],
         "options": {"key": ["none"]},
+    },
+    # Upgrade pairs: the plumbing with agent-framework, release A and release B both this environment.
+    "resume-after-upgrade": {
+        "points": ["after-effect"],
+        "targets": ["agent-framework"],
+        "options": {"variant": ["control"]},
+        "from_python": sys.executable,
     },
 }
 

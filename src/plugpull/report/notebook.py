@@ -135,9 +135,15 @@ def upgrade_environment(frameworks: list[str], from_python: str | None, plugpull
     return env
 
 
-def select_upgrades(names: list[str], from_python: str) -> tuple[list[Target], list[str]]:
+def select_upgrades(
+    names: list[str], from_python: str, options: dict[str, list[Any]] | None = None
+) -> tuple[list[Target], list[str]]:
     """The built-in resume-after-upgrade targets (targets.UPGRADES) of each framework this kernel (B) can
-    import, each starting under ``from_python`` (A); one line per name saying what runs or why not."""
+    import, each starting under ``from_python`` (A); one line per name saying what runs or why not.
+
+    ``options`` keeps the variants whose options take one of the listed values; an option applies to the
+    targets that carry it (``variant`` to agent-framework only).
+    """
     unknown = [n for n in names if n not in UPGRADES]
     if unknown:
         raise ValueError(f"no built-in resume-after-upgrade target {unknown[0]!r}; known: {', '.join(UPGRADES)}")
@@ -150,7 +156,13 @@ def select_upgrades(names: list[str], from_python: str) -> tuple[list[Target], l
         if importlib.util.find_spec(module) is None:
             said.append(f"{name}: skipped, {module} is not installed in this environment")
             continue
-        mine = upgrade_targets(name, from_python)
+        mine = [
+            t
+            for t in upgrade_targets(name, from_python)
+            if all(
+                str(t.options.get(k)) in {str(v) for v in vals} for k, vals in (options or {}).items() if k in t.options
+            )
+        ]
         targets += mine
         said.append(f"{name}: {len(mine)} variant(s), start under {from_python}, resume here ({sys.executable})")
     if not targets:
