@@ -104,3 +104,23 @@ def recover_exit(result: Result) -> int | None:
         return None
     code = outcome.get("returncode")
     return code if isinstance(code, int) else None
+
+
+def upgrade_crosses(result: Result, release: str) -> bool:
+    """resume-after-upgrade: the run started before ``release`` and was resumed on it or a later one."""
+    start, end = result.evidence.get("from_version"), result.evidence.get("to_version")
+    if not isinstance(start, str) or not isinstance(end, str):
+        return False
+    return _release(start) < _release(release) <= _release(end)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"1.20.0"`` -> ``(1, 20)``: the leading numbers, trailing zeros dropped (1.20 == 1.20.0)."""
+    parts: list[int] = []
+    for part in version.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)

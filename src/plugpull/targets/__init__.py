@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plugpull import notes as n
@@ -454,9 +454,29 @@ def _kept(name: str, **options: tuple[str, ...]) -> tuple[Target, ...]:
     )
 
 
+# Read in the agent-framework-core wheels (agent_framework/_workflows/_functional.py,
+# FunctionalWorkflow._compute_signature_hash): up to 1.19.0 the hash mixes the workflow's name, its step
+# names and its bytecode; from 1.20.0 the steps' identities (code, closure, defaults) and the helper
+# functions' signatures. The same unchanged workflow hashes differently, and run(checkpoint_id=...)
+# refuses a checkpoint whose hash differs.
+AGENT_FRAMEWORK_SIGNATURE_CHANGED = Note(
+    text="the workflow code is the same on both sides: the release changed how graph_signature_hash is "
+    "computed (1.20.0: step identities instead of step names and bytecode), so the old checkpoint no longer matches",
+    condition="resume refused the saved run saying it was created by a different version of workflow, "
+    "and the run started before 1.20 and resumed on 1.20 or later",
+    holds=lambda r: (
+        r.message.startswith("refused the saved run")
+        and "different version of workflow" in r.stderr
+        and n.upgrade_crosses(r, "1.20")
+    ),
+)
+
 UPGRADES: dict[str, tuple[str, tuple[Target, ...]]] = {
     # Both variants: "control" is the plain upgrade; "swap" also meets 1.20.0's new step-cache key.
-    "agent-framework": ("agent_framework", _kept("agent-framework")),
+    "agent-framework": (
+        "agent_framework",
+        tuple(replace(v, notes=(*v.notes, AGENT_FRAMEWORK_SIGNATURE_CHANGED)) for v in _kept("agent-framework")),
+    ),
     # durability="sync": the model's tool call is checkpointed before the tool runs, so the line is
     # deterministic (with "async" it is a race, docs/stability.md) and only the upgrade can change it.
     "langgraph": ("langgraph", _kept("langgraph", durability=("sync",))),
