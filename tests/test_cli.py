@@ -241,7 +241,7 @@ def test_hold_with_only_a_store_scenario_is_one_line_exit_2(tmp_path):
     run = plugpull("--target", "openai-agents", "--hold", "refund", tmp=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "plugpull: --hold applies to kill-mid-tool and resume-after-approval; no selected target runs either"
+        "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade; no selected target runs one"
     ]
 
 
@@ -407,3 +407,50 @@ def test_every_boundary_prints_one_line_per_boundary_with_its_place_and_json_kee
     assert result["evidence"]["boundary"]["index"] == 3
     assert result["evidence"]["boundary"]["of"] == 6
     assert result["evidence"]["boundary"]["label"] == "effect refund 1"
+
+
+UPGRADE_USAGE = (
+    'plugpull: --scenario resume-after-upgrade takes exactly two commands: --agent "CMD_A" --agent "CMD_B" '
+    "(A starts, B resumes)"
+)
+
+
+@pytest.mark.parametrize(
+    "args, tail",
+    [
+        ([], "; got 0"),
+        (["--agent", agent(str(AGENTS / "versioned_framework.py"), "1.0", "accept")], "; got 1"),
+        (["--agent", "a", "--agent", "b", "--agent", "c"], "; got 3"),
+        (
+            ["--target", "agent-framework", "--agent", "a", "--agent", "b"],
+            ", not --target; built-in targets: plugpull report --finding resume-after-upgrade",
+        ),
+    ],
+)
+def test_resume_after_upgrade_without_exactly_two_agent_commands_is_one_line_exit_2(tmp_path, args, tail):
+    run = plugpull("--scenario", "resume-after-upgrade", *args, tmp=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [UPGRADE_USAGE + tail]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_resume_after_upgrade_starts_with_the_first_command_and_resumes_with_the_second(tmp_path):
+    framework = str(AGENTS / "versioned_framework.py")
+    run = plugpull(
+        "--scenario",
+        "resume-after-upgrade",
+        "--agent",
+        agent(framework, "1.0", "accept"),
+        "--agent",
+        agent(framework, "2.0", "refuse"),
+        "--point",
+        "after-effect",
+        "--json",
+        tmp=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    (result,) = json.loads(run.stdout)["results"]
+    assert result["verdict"] == "FAIL" and result["message"].startswith("refused the saved run: 2.0 would not resume")
+    assert result["evidence"]["clean"]["start"]["argv"][-3:] == ["1.0", "accept", "start"]
+    assert result["evidence"]["clean_resume"]["start"]["argv"][-3:] == ["2.0", "refuse", "start"]
+    assert list(tmp_path.iterdir()) == []

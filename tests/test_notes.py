@@ -89,3 +89,25 @@ def test_a_resume_that_hung_or_never_ran_has_no_exit_code_and_a_missing_result_l
     assert notes.resume_reported_result(result("FAIL", {"resumed": [{"answer": "done"}]})) is True
     assert notes.resume_reported_result(result("FAIL", {"resumed": []})) is False
     assert notes.resume_reported_result(result("FAIL", {})) is False
+
+
+def test_the_agent_framework_signature_note_is_for_a_refusal_across_1_20_only():
+    from plugpull.results import Result, Verdict
+    from plugpull.targets import AGENT_FRAMEWORK_SIGNATURE_CHANGED as note
+
+    def refused(start, end):
+        return Result(
+            Verdict.FAIL,
+            "resume-after-upgrade",
+            "after-effect",
+            "t",
+            "refused the saved run: ...",
+            evidence={"from_version": start, "to_version": end},
+            stderr="ValueError: Checkpoint 'c' was created by a different version of workflow 'w'",
+        )
+
+    assert note.holds(refused("1.19.0", "1.20.0")) and note.holds(refused("1.18.0", "1.23.0"))
+    assert not note.holds(refused("1.20.0", "1.23.0")) and not note.holds(refused("1.18.0", "1.19.0"))
+    crashed = refused("1.19.0", "1.20.0")
+    crashed.message = "resume crashed (exit code 1)"
+    assert not note.holds(crashed)

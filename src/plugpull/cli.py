@@ -43,14 +43,17 @@ def build_parser() -> ArgParser:
         action="append",
         default=[],
         metavar="COMMAND",
-        help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)",
+        help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable); with --scenario "
+        "resume-after-upgrade give it exactly twice, one command per environment: the first starts (release A), "
+        "the second resumes (release B)",
     )
     parser.add_argument(
         "--scenario",
         default=None,
         choices=list(suite.SCENARIOS),
         help="the scenario --agent targets run (default kill-mid-tool; resume-after-approval "
-        "runs COMMAND start/approve/recover); alone, the built-in targets made for it",
+        "runs COMMAND start/approve/recover; resume-after-upgrade runs CMD_A start, then CMD_B resume); "
+        "alone, the built-in targets made for it",
     )
     parser.add_argument(
         "--point",
@@ -135,6 +138,8 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
         return select_boundary_targets(args)
     if getattr(args, "boundary", None):
         raise UsageError("--boundary applies to --scenario every-boundary")
+    if args.scenario == UPGRADE:
+        return check_options(args, [upgrade_target(args)])
     chosen: list[targets_mod.Target] = []
     unknown = [n for n in args.target if n not in targets_mod.BUILT_INS]
     if unknown:
@@ -163,6 +168,31 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
             chosen.append(targets_mod.agent(command, args.scenario or "kill-mid-tool"))
         except ValueError as exc:
             raise UsageError(f"--agent {command!r}: {exc}") from None
+    return check_options(args, chosen)
+
+
+UPGRADE = "resume-after-upgrade"
+
+
+def upgrade_target(args: argparse.Namespace) -> targets_mod.Target:
+    """resume-after-upgrade takes exactly two --agent commands, one per environment (A starts, B resumes).
+
+    Built-in targets run it through ``plugpull report --finding resume-after-upgrade``, which builds
+    both environments from pin sets; here the user's two commands name them.
+    """
+    usage = f'--scenario {UPGRADE} takes exactly two commands: --agent "CMD_A" --agent "CMD_B" (A starts, B resumes)'
+    if args.target:
+        raise UsageError(f"{usage}, not --target; built-in targets: plugpull report --finding {UPGRADE}")
+    if len(args.agent) != 2:
+        raise UsageError(f"{usage}; got {len(args.agent)}")
+    try:
+        return targets_mod.upgrade_agent(*args.agent)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) -> list[targets_mod.Target]:
+    """The options that apply to every selection; the chosen targets back when they are valid."""
     if args.repeat < 1:
         raise UsageError("--repeat must be a whole number >= 1")
     if args.jobs < 1:
@@ -173,7 +203,7 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
     if hold is not None:
         args.hold = parse_hold(hold)
         if not any(t.scenario in HOLDING_SCENARIOS for t in chosen):
-            raise UsageError(f"--hold applies to {' and '.join(HOLDING_SCENARIOS)}; no selected target runs either")
+            raise UsageError(f"--hold applies to {', '.join(HOLDING_SCENARIOS)}; no selected target runs one")
     why = suite.unselected_points(chosen, getattr(args, "point", []) or [])
     if why is not None:
         raise UsageError(why)
@@ -237,7 +267,7 @@ def select_boundary_targets(args: argparse.Namespace) -> list[targets_mod.Target
 
 
 #: Scenarios whose kill points hold an effect call (lost-session-write breaks the store instead).
-HOLDING_SCENARIOS = ("kill-mid-tool", "resume-after-approval")
+HOLDING_SCENARIOS = ("kill-mid-tool", "resume-after-approval", "resume-after-upgrade")
 
 
 def parse_hold(spec: str) -> tuple[str, int]:

@@ -119,6 +119,27 @@ class KillEvidence:
 
 
 @dataclass
+class UpgradeEvidence(KillEvidence):
+    """resume-after-upgrade at one kill point: start on release A (killed), resume on release B, one workdir.
+
+    ``clean`` is A's clean run (it proves A runs the target and names the effects owed); ``clean_resume``
+    is B's clean run, whose result is the golden one (``golden``): the run ends on B, so it must end as
+    a run on B does. The releases are the ones each environment announced from inside its process.
+    """
+
+    clean_resume: CleanRun | None = None  # COMMAND_B start, no fault: B can run the target at all
+    from_version: str | None = None  # what start's environment (A) announced
+    to_version: str | None = None  # what resume's environment (B) announced
+    framework: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = without_output(asdict(self))
+        if data.get("clean_resume"):
+            data["clean_resume"] = without_output(data["clean_resume"])
+        return data
+
+
+@dataclass
 class StoreProbe:
     """lost-session-write's probe: start once with every store call answered."""
 

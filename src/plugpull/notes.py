@@ -119,3 +119,23 @@ def resume_reported_result(result: Result) -> bool:
     """kill-mid-tool: resume called ``record_result`` (the evidence's ``resumed`` list is not empty)."""
     resumed = result.evidence.get("resumed")
     return isinstance(resumed, list) and len(resumed) > 0
+
+
+def upgrade_crosses(result: Result, release: str) -> bool:
+    """resume-after-upgrade: the run started before ``release`` and was resumed on it or a later one."""
+    start, end = result.evidence.get("from_version"), result.evidence.get("to_version")
+    if not isinstance(start, str) or not isinstance(end, str):
+        return False
+    return _release(start) < _release(release) <= _release(end)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"1.20.0"`` -> ``(1, 20)``: the leading numbers, trailing zeros dropped (1.20 == 1.20.0)."""
+    parts: list[int] = []
+    for part in version.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)

@@ -22,6 +22,7 @@ SCENARIOS = {
     "lost-session-write": "lost_session_write",
     "resume-after-approval": "resume_after_approval",
     "every-boundary": "every_boundary",
+    "resume-after-upgrade": "resume_after_upgrade",
 }
 
 

@@ -3,6 +3,7 @@ committed the way papermill needs it: no outputs, a kernelspec with a language, 
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -48,6 +49,13 @@ TINY = {
         "targets": ["pydantic-ai-approval"],
         "options": {},
         "racers": 2,
+    },
+    # Upgrade pairs: the plumbing with agent-framework, release A and release B both this environment.
+    "resume-after-upgrade": {
+        "points": ["after-effect"],
+        "targets": ["agent-framework"],
+        "options": {"variant": ["control"]},
+        "from_python": sys.executable,
     },
 }
 # What the record's lines are called when a point expands into one line per boundary.

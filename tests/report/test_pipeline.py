@@ -160,3 +160,39 @@ def test_the_html_opens_with_the_judgement_against_the_findings_claims(tmp_path,
     html = outcome.files[".html"].read_text()
     assert "The finding does not reproduce on six 1.17.0" in html
     assert "1 of 1 run(s) PASS, claimed FAIL" in html
+
+
+WRITES_AN_UPGRADE_RECORD = """
+from plugpull.report import notebook as nb
+env = nb.upgrade_environment(["six"], from_python, plugpull_commit)
+nb.write_record(results_path, finding="demo", pin=pin, env=env, parameters={}, results=[], scenario_seconds=0.0)
+"""
+
+
+def test_an_upgrade_pair_gives_the_notebook_the_start_releases_python_and_records_both_releases(
+    tmp_path, current_kernel, private_tmp
+):
+    import sys
+    from dataclasses import replace
+
+    root = make_repo(
+        tmp_path / "repo",
+        (WRITES_AN_UPGRADE_RECORD,),
+        parameters="pin = 'x'\nplugpull_commit = None\nresults_path = 'r.json'\nfrom_python = None",
+    )
+    toml = root / "findings" / "demo" / "finding.toml"
+    toml.write_text(
+        toml.read_text().replace('requirements = "pins/p1.txt"', 'from = "pins/p1.txt"\nrequirements = "pins/p1.txt"')
+    )
+    job = job_for(root)
+    assert job.pin.start == job.pin.requirements and job.pin.locks() == [job.pin.start, job.pin.requirements]
+    both = replace(current_kernel, start_python=Path(sys.executable), start_lock_sha256="a" * 64)
+    outcome = pipeline.run(job, commit="abc", make_env=lambda job: both)
+    assert outcome.error is None, outcome.error
+    doc = json.loads(outcome.files[".json"].read_text())
+    # A's versions are read inside A's interpreter (here the same one), never copied from a pin file.
+    assert doc["upgrade"] == {"framework": "six", "from": doc["versions"]["six"], "to": doc["versions"]["six"]}
+    assert doc["versions_from"]["six"] == doc["versions"]["six"]
+    assert doc["pipeline"]["from_lock"] == "findings/demo/pins/p1.txt"
+    assert doc["pipeline"]["from_lock_sha256"] == "a" * 64
+    assert "from_python" not in doc["parameters"]

@@ -129,3 +129,38 @@ def test_many_effect_counts_show_the_ones_not_seen_once_and_how_many_others_were
     put_record(tmp_path, record(verdicts=("FAIL",), counts=counts))
     (row,) = table_rows(tmp_path)
     assert "| message:user:" + "x" * 46 + "…=2, 2 others =1 |" in row
+
+
+def upgrade_record(start: str, to: str, verdicts=("PASS",), message="m", started="T10:00:00+00:00") -> dict:
+    doc = record(pin=f"six-{start}-to-{to}", verdicts=verdicts, version=to, started=started)
+    doc["upgrade"] = {"framework": "six", "from": start, "to": to}
+    for result in doc["results"]:
+        result["scenario"], result["message"] = "resume-after-upgrade", message
+    return doc
+
+
+def test_the_upgrade_matrix_is_from_by_to_with_refusals_counted_apart(tmp_path):
+    from plugpull.report.finding import Finding
+
+    put_record(tmp_path, upgrade_record("1.0", "1.1", ("PASS", "PASS")))
+    put_record(tmp_path, upgrade_record("1.1", "1.2", ("FAIL", "FAIL"), message="refused the saved run: 1.2 would not"))
+    put_record(tmp_path, upgrade_record("1.0", "1.2", ("FAIL",), message="effect duplicated"))
+    finding = Finding("demo", "t", "c", tmp_path / "n.ipynb", "six", "x", {}, {}, (), tmp_path)
+    table = results_page.upgrade_matrix(finding, results_page.latest(tmp_path))
+    link = "[six-{0}-to-{1}](../findings/demo/2026-11-01/six-{0}-to-{1}-20261101T100000Z.html)"
+    assert table.splitlines()[:5] == [
+        "**six** (rows: started on; columns: resumed on)",
+        "",
+        "| from \\ to | 1.1 | 1.2 |",
+        "|---|---|---|",
+        f"| 1.0 | PASS ×2 {link.format('1.0', '1.1')} | FAIL ×1 {link.format('1.0', '1.2')} |",
+    ]
+    assert table.splitlines()[5] == f"| 1.1 |  | refused ×2 {link.format('1.1', '1.2')} |"
+
+
+def test_records_that_name_no_upgrade_pair_make_no_upgrade_matrix(tmp_path):
+    from plugpull.report.finding import Finding
+
+    put_record(tmp_path, record())
+    finding = Finding("demo", "t", "c", tmp_path / "n.ipynb", "six", "x", {}, {}, (), tmp_path)
+    assert results_page.upgrade_matrix(finding, results_page.latest(tmp_path)) == "No upgrade record of demo yet.\n"

@@ -36,6 +36,7 @@ from plugpull.checks.resume_after_approval import (
     judge_resume_after_approval,
     racer_outcomes,
 )
+from plugpull.checks.resume_after_upgrade import REFUSED, check_releases, judge_resume_after_upgrade
 
 __all__ = [
     "CLOSE_AFTER_KILL_LIMIT",
@@ -46,7 +47,10 @@ __all__ = [
     "result_diff",
     "with_completion",
     "without_fields",
+    "REFUSED",
     "REFUSED_EXIT",
+    "check_releases",
+    "judge_resume_after_upgrade",
     "Judgement",
     "check_clean_approval",
     "check_clean_run",

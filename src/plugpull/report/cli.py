@@ -153,7 +153,8 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
             job.pin.check_locked()
         environment.uv_binary()
         for job in jobs:
-            environment.check_resolves(job.pin.requirements)
+            for lock in job.pin.locks():
+                environment.check_resolves(lock)
     except FindingError as exc:
         raise UsageError(str(exc)) from None
     return jobs

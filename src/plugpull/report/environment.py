@@ -62,6 +62,9 @@ class KernelEnv:
     lock_sha256: str | None = None
     reused: bool = False
     phases: dict[str, float] = field(default_factory=dict)  # seconds per step taken here
+    # An upgrade pair's start environment (release A): its Python, given to the notebook as from_python.
+    start_python: Path | None = None
+    start_lock_sha256: str | None = None
 
 
 def _run(argv: list[str], what: str) -> None:

@@ -32,20 +32,31 @@ class FindingError(ValueError):
 class PinSet:
     name: str
     requirements: Path  # the locked requirements file (uv pip compile --generate-hashes)
+    # An upgrade pair (resume-after-upgrade): the lock of the release the run starts on (A); the
+    # kernel, and the resume, run in ``requirements`` (B). None for an ordinary pin set.
+    start: Path | None = None
+
+    def locks(self) -> list[Path]:
+        """Every lock file this pin set needs an environment for: A's (if a pair), then the kernel's."""
+        return [*([self.start] if self.start is not None else []), self.requirements]
 
     def check_locked(self) -> None:
         """Every requirement is pinned with ``==`` and carries a hash, as ``--require-hashes`` needs."""
-        if not self.requirements.is_file():
-            raise FindingError(f"pin set {self.name!r}: lock file {self.requirements} does not exist")
-        text = self.requirements.read_text()
+        for lock in self.locks():
+            self._check_lock(lock)
+
+    def _check_lock(self, lock: Path) -> None:
+        if not lock.is_file():
+            raise FindingError(f"pin set {self.name!r}: lock file {lock} does not exist")
+        text = lock.read_text()
         entries = [e for e in re.split(r"\n(?=\S)", text) if e.strip() and not e.lstrip().startswith(("#", "-"))]
         if not entries:
-            raise FindingError(f"pin set {self.name!r}: {self.requirements} holds no requirements")
+            raise FindingError(f"pin set {self.name!r}: {lock} holds no requirements")
         for entry in entries:
             first = entry.splitlines()[0].strip()
             if not _PINNED.match(first) or "--hash=" not in entry:
                 raise FindingError(
-                    f"pin set {self.name!r}: {self.requirements}: {first!r} is not pinned "
+                    f"pin set {self.name!r}: {lock}: {first!r} is not pinned "
                     "with == and a --hash (regenerate it with uv pip compile --generate-hashes)"
                 )
 
@@ -94,7 +105,7 @@ def load_finding(directory: Path, root: Path) -> Finding:
         raise FindingError(f"{path}: missing {', '.join(missing)}")
     if data["id"] != directory.name:
         raise FindingError(f"{path}: id {data['id']!r} does not match its folder {directory.name!r}")
-    pins = tuple(PinSet(p["name"], directory / p["requirements"]) for p in data["pins"])
+    pins = tuple(_pin_set(p, directory, path) for p in data["pins"])
     frameworks, targets = _names(data["framework"], path, "framework"), _names(data["target"], path, "target")
     try:
         claims = parse_claims(data.get("claims"), str(path), [p.name for p in pins])
@@ -116,6 +127,20 @@ def load_finding(directory: Path, root: Path) -> Finding:
         targets=targets,
         claims=claims,
     )
+
+
+def _pin_set(data: Any, directory: Path, path: Path) -> PinSet:
+    """One ``[[pins]]`` table: ``name`` and ``requirements``, plus ``from`` for an upgrade pair (A's lock)."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("name"), str)
+        or not isinstance(data.get("requirements"), str)
+    ):
+        raise FindingError(f"{path}: every [[pins]] needs name = '...' and requirements = 'pins/....txt'")
+    start = data.get("from")
+    if start is not None and not isinstance(start, str):
+        raise FindingError(f"{path}: pin set {data['name']!r}: from is the start release's lock file, a path")
+    return PinSet(data["name"], directory / data["requirements"], None if start is None else directory / start)
 
 
 def _names(value: Any, path: Path, key: str) -> tuple[str, ...]:

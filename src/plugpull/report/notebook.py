@@ -24,7 +24,7 @@ from plugpull.report import claims, record
 from plugpull.results import Result, Verdict
 from plugpull.scenarios import Settings
 from plugpull.suite import run_scenario
-from plugpull.targets import BUILT_INS, Target
+from plugpull.targets import BUILT_INS, UPGRADES, Target, upgrade_targets
 
 
 def version_of(distribution: str) -> str | None:
@@ -111,6 +111,60 @@ def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[l
         kept = select_targets(name, mine)
         targets += kept
         said.append(f"{name}: {framework} {version_of(framework)}, {len(kept)} variant(s)")
+    if not targets:
+        raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
+    return targets, said
+
+
+def upgrade_environment(frameworks: list[str], from_python: str | None, plugpull_commit: str | None) -> dict[str, Any]:
+    """:func:`environment` for an upgrade pair: this kernel is release B's environment; release A's
+    versions are read inside A's interpreter (``from_python``), never copied from a pin file.
+
+    ``upgrade`` names the pair: ``{"framework", "from", "to"}`` (docs/json-schema.md).
+    """
+    env = environment(frameworks, plugpull_commit)
+    if not from_python:
+        raise RuntimeError("no from_python: this notebook runs on an upgrade pair (a pin set with from = ...)")
+    from plugpull.report.environment import versions_in
+
+    started = versions_in(Path(from_python), [*frameworks, "plugpull"])
+    framework = next((f for f in frameworks if started.get(f) and env["versions"].get(f)), env["framework"])
+    env["framework"] = framework
+    env["versions_from"] = started
+    env["upgrade"] = {"framework": framework, "from": started.get(framework), "to": env["versions"].get(framework)}
+    return env
+
+
+def select_upgrades(
+    names: list[str], from_python: str, options: dict[str, list[Any]] | None = None
+) -> tuple[list[Target], list[str]]:
+    """The built-in resume-after-upgrade targets (targets.UPGRADES) of each framework this kernel (B) can
+    import, each starting under ``from_python`` (A); one line per name saying what runs or why not.
+
+    ``options`` keeps the variants whose options take one of the listed values; an option applies to the
+    targets that carry it (``variant`` to agent-framework only).
+    """
+    unknown = [n for n in names if n not in UPGRADES]
+    if unknown:
+        raise ValueError(f"no built-in resume-after-upgrade target {unknown[0]!r}; known: {', '.join(UPGRADES)}")
+    import importlib.util
+
+    targets: list[Target] = []
+    said: list[str] = []
+    for name in names:
+        module = UPGRADES[name][0]
+        if importlib.util.find_spec(module) is None:
+            said.append(f"{name}: skipped, {module} is not installed in this environment")
+            continue
+        mine = [
+            t
+            for t in upgrade_targets(name, from_python)
+            if all(
+                str(t.options.get(k)) in {str(v) for v in vals} for k, vals in (options or {}).items() if k in t.options
+            )
+        ]
+        targets += mine
+        said.append(f"{name}: {len(mine)} variant(s), start under {from_python}, resume here ({sys.executable})")
     if not targets:
         raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
     return targets, said
@@ -304,6 +358,8 @@ def write_record(
     results: list[Result],
     scenario_seconds: float,
 ) -> dict[str, Any]:
+    # An upgrade pair's record names both releases (upgrade) and A's versions (versions_from).
+    extra = {k: env[k] for k in ("upgrade", "versions_from") if k in env}
     doc = record.build(
         finding=finding,
         pin=pin,
@@ -315,6 +371,7 @@ def write_record(
         results=results,
         framework=env["framework"],
         scenario_seconds=round(scenario_seconds, 3),
+        **extra,
     )
     record.write(Path(path), doc)
     return doc

@@ -29,8 +29,9 @@ from plugpull.report.environment import KernelEnv
 from plugpull.report.finding import FINDINGS_DIR, Finding, PinSet
 from plugpull.results import redact
 
-#: Parameters plugpull report sets itself; -p cannot override them.
-RESERVED = ("pin", "plugpull_commit", "results_path")
+#: Parameters plugpull report sets itself; -p cannot override them. ``from_python`` only for an
+#: upgrade pair (a pin set with ``from``): the start release's interpreter.
+RESERVED = ("pin", "plugpull_commit", "results_path", "from_python")
 
 
 @dataclass
@@ -81,7 +82,14 @@ def plugpull_commit(root: Path) -> str | None:
 
 
 def locked_env(job: Job) -> KernelEnv:
-    return environment.ensure(job.pin.requirements, job.finding.root)
+    """The kernel's environment; for an upgrade pair also the start release's (both cached the same way)."""
+    start = environment.ensure(job.pin.start, job.finding.root) if job.pin.start is not None else None
+    env = environment.ensure(job.pin.requirements, job.finding.root)
+    if start is not None:
+        env.start_python, env.start_lock_sha256 = start.python, start.lock_sha256
+        env.phases = {k: env.phases.get(k, 0.0) + start.phases.get(k, 0.0) for k in {*env.phases, *start.phases}}
+        env.reused = env.reused and start.reused
+    return env
 
 
 def run(
@@ -114,6 +122,8 @@ def run(
         notebook_out = scratch / f"{pin.name}.ipynb"
         record_out = scratch / "record.json"
         parameters = {**job.parameters, "pin": pin.name, "plugpull_commit": commit, "results_path": str(record_out)}
+        if pin.start is not None:
+            parameters["from_python"] = str(env.start_python) if env is not None and env.start_python else None
         if env is not None:
             nb_run = execution.execute(finding.notebook, notebook_out, env, parameters, scratch)
             outcome.phases.update(nb_run.phases)
@@ -128,6 +138,14 @@ def run(
             versions = environment.versions_in(env.python, [*finding.frameworks, "plugpull"]) if env else {}
             # With several frameworks, the one this pin set installs names the record.
             framework = next((f for f in finding.frameworks if versions.get(f)), finding.framework)
+            extra = {}
+            if pin.start is not None:  # an upgrade pair: both releases, read inside each environment
+                started = environment.versions_in(env.start_python, [framework]) if env and env.start_python else {}
+                extra["upgrade"] = {
+                    "framework": framework,
+                    "from": started.get(framework),
+                    "to": versions.get(framework),
+                }
             doc = record.build(
                 finding=finding.id,
                 pin=pin.name,
@@ -136,9 +154,10 @@ def run(
                 finished_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 versions={**versions, "plugpull_commit": commit},
                 framework=framework,
-                parameters={k: v for k, v in parameters.items() if k not in ("pin", "results_path")},
+                parameters={k: v for k, v in parameters.items() if k not in ("pin", "results_path", "from_python")},
                 results=[],
                 error=outcome.error,
+                **extra,
             )
         dest = out_root / FINDINGS_DIR / finding.id / doc["date"]
         dest.mkdir(parents=True, exist_ok=True)
@@ -161,6 +180,14 @@ def run(
             "command": "plugpull report",
             "lock": pin.requirements.relative_to(finding.root).as_posix(),
             "lock_sha256": env.lock_sha256 if env else None,
+            **(
+                {
+                    "from_lock": pin.start.relative_to(finding.root).as_posix(),
+                    "from_lock_sha256": env.start_lock_sha256 if env else None,
+                }
+                if pin.start is not None
+                else {}
+            ),
             "kernel": env.kernel if env else None,
             "environment_reused": env.reused if env else None,
             "phases": {k: round(v, 3) for k, v in outcome.phases.items()},

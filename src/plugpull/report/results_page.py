@@ -191,6 +191,57 @@ def matrix(finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def upgrade_matrix(finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> str:
+    """An upgrade finding's releases as from x to, one table per framework (newest record per pair).
+
+    A cell is the pair's lines: each verdict with its count, a FAIL that is a refusal of the saved run
+    counted apart ("refused"), then whether the pair's claims hold (the marks of :data:`MARK`) and the
+    record it comes from. Only records that name their pair (``upgrade``: framework, from, to).
+    """
+    from plugpull.checks.resume_after_upgrade import REFUSED
+
+    mine = [
+        (path, doc)
+        for path, doc in newest
+        if doc["finding"] == finding.id and isinstance(doc.get("upgrade"), dict) and doc["upgrade"].get("from")
+    ]
+    if not mine:
+        return f"No upgrade record of {finding.id} yet.\n"
+    frameworks: dict[str, dict[tuple[str, str], tuple[Path, dict[str, Any]]]] = {}
+    for path, doc in mine:
+        pair = doc["upgrade"]
+        frameworks.setdefault(str(pair.get("framework")), {})[(str(pair["from"]), str(pair.get("to")))] = (path, doc)
+    out = []
+    for framework, cells in frameworks.items():
+        froms = sorted({a for a, _ in cells}, key=claims.version_key)
+        tos = sorted({b for _, b in cells}, key=claims.version_key)
+        out += [f"**{framework}** (rows: started on; columns: resumed on)", ""]
+        out += ["| from \\ to | " + " | ".join(tos) + " |", "|" + "---|" * (len(tos) + 1)]
+        for a in froms:
+            row = []
+            for b in tos:
+                if (a, b) not in cells:
+                    row.append("")
+                    continue
+                path, doc = cells[a, b]
+                row.append(f"{_cell(_upgrade_cell(finding, doc, REFUSED))} [{doc['pin']}](../{_rel(finding, path)})")
+            out.append(f"| {a} | " + " | ".join(row) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _upgrade_cell(finding: Finding, doc: dict[str, Any], refused: str) -> str:
+    if doc["error"] is not None:
+        return "notebook failed ?"
+    kinds = Counter(
+        "refused" if r["verdict"] == "FAIL" and str(r.get("message", "")).startswith(refused) else r["verdict"]
+        for r in doc["results"]
+    )
+    text = ", ".join(f"{kind} ×{n}" for kind, n in sorted(kinds.items())) or "no results"
+    status = claims.overall(claims.judge(finding.claims, doc)) if finding.claims else None
+    return text + (f" {MARK[status]}" if status else "")
+
+
 def _rel(finding: Finding, path: Path) -> str:
     return path.with_suffix(".html").relative_to(finding.root).as_posix()
 
@@ -217,7 +268,9 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
     kind, _, arg = name.partition(" ")
     if kind == "matrix" and arg in findings:
         return matrix(findings[arg], newest)
-    raise FindingError(f"unknown generated section {name!r} (known: matrix FINDING-ID)")
+    if kind == "upgrade-matrix" and arg in findings:
+        return upgrade_matrix(findings[arg], newest)
+    raise FindingError(f"unknown generated section {name!r} (known: matrix FINDING-ID, upgrade-matrix FINDING-ID)")
 
 
 def pages(root: Path) -> list[Path]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plugpull import notes as n
@@ -38,10 +38,15 @@ class Target:
     # one (run to completion), the killed one, the recovering one. kill-mid-tool's protocol is
     # start/resume; an approval agent's run is start (pauses), approve (killed), recover.
     phases: tuple[str, ...] = ("start", "resume")
+    # resume-after-upgrade: the command that resumes, in the other environment (release B); ``argv``
+    # starts the run on release A. Empty for every other scenario.
+    resume_argv: tuple[str, ...] = ()
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
             head = shlex.join(self.argv)
+            if self.resume_argv:
+                head += " -> " + shlex.join(self.resume_argv)
         else:
             head = f"{self.framework} {version or '?'}"
         opts = " ".join(f"{k}={v}" for k, v in self.options.items())
@@ -537,3 +542,80 @@ def agent(command: str, scenario: str = "kill-mid-tool") -> Target:
     if not argv:
         raise ValueError('--agent needs a command, e.g. --agent "python my_agent.py"')
     return Target(name="agent", argv=tuple(argv), scenario=scenario)
+
+
+def upgrade_agent(start_command: str, resume_command: str) -> Target:
+    """resume-after-upgrade for a user's agent: ``start_command`` starts (release A), ``resume_command`` resumes (B)."""
+    start, resume = agent(start_command), agent(resume_command)
+    return Target(name="agent", argv=start.argv, resume_argv=resume.argv, scenario="resume-after-upgrade")
+
+
+# resume-after-upgrade, built in: per framework, the import name its agents need and the variants that start
+# on release A and resume on release B. The same target module runs in both environments; only the
+# interpreter differs (docs/agent-protocol.md, "resume-after-upgrade").
+def _kept(name: str, **options: tuple[str, ...]) -> tuple[Target, ...]:
+    return tuple(
+        v for v in BUILT_INS[name].variants if all(str(v.options.get(k)) in vals for k, vals in options.items())
+    )
+
+
+# Read in the agent-framework-core wheels (agent_framework/_workflows/_functional.py,
+# FunctionalWorkflow._compute_signature_hash): up to 1.19.0 the hash mixes the workflow's name, its step
+# names and its bytecode; from 1.20.0 the steps' identities (code, closure, defaults) and the helper
+# functions' signatures. The same unchanged workflow hashes differently, and run(checkpoint_id=...)
+# refuses a checkpoint whose hash differs.
+AGENT_FRAMEWORK_SIGNATURE_CHANGED = Note(
+    text="the workflow code is the same on both sides: the release changed how graph_signature_hash is "
+    "computed (1.20.0: step identities instead of step names and bytecode), so the old checkpoint no longer matches",
+    condition="resume refused the saved run saying it was created by a different version of workflow, "
+    "and the run started before 1.20 and resumed on 1.20 or later",
+    holds=lambda r: (
+        r.message.startswith("refused the saved run")
+        and "different version of workflow" in r.stderr
+        and n.upgrade_crosses(r, "1.20")
+    ),
+)
+
+UPGRADES: dict[str, tuple[str, tuple[Target, ...]]] = {
+    # Both variants: "control" is the plain upgrade; "swap" also meets 1.20.0's new step-cache key.
+    "agent-framework": (
+        "agent_framework",
+        tuple(replace(v, notes=(*v.notes, AGENT_FRAMEWORK_SIGNATURE_CHANGED)) for v in _kept("agent-framework")),
+    ),
+    # durability="sync": the model's tool call is checkpointed before the tool runs, so the line is
+    # deterministic (with "async" it is a race, docs/stability.md) and only the upgrade can change it.
+    "langgraph": ("langgraph", _kept("langgraph", durability=("sync",))),
+    # RunState JSON saved (approved) before the tool runs, restored by the other release.
+    "openai-agents": (
+        "agents",
+        (
+            Target(
+                name="openai-agents-runstate",
+                argv=python_module("plugpull.targets.openai_agents_runstate"),
+                framework="openai-agents",
+                options={"state": "runstate-json", "key": "tool-call-id"},
+                result_ignore=("reply_id",),
+            ),
+        ),
+    ),
+}
+
+
+def upgrade_targets(name: str, from_python: str) -> list[Target]:
+    """The built-in resume-after-upgrade variants of framework ``name``: start under ``from_python``
+    (release A's environment), resume under this interpreter (release B's)."""
+    if name not in UPGRADES:
+        raise ValueError(f"no built-in resume-after-upgrade target {name!r}; known: {', '.join(UPGRADES)}")
+    return [
+        Target(
+            name=variant.name,
+            argv=(from_python, *variant.argv[1:]),
+            framework=variant.framework,
+            options=dict(variant.options),
+            scenario="resume-after-upgrade",
+            notes=variant.notes,
+            result_ignore=variant.result_ignore,
+            resume_argv=variant.argv,
+        )
+        for variant in UPGRADES[name][1]
+    ]
