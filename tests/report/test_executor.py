@@ -19,6 +19,7 @@ from plugpull.report.finding import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 distributed = pytest.importorskip("distributed", reason="the dask group (uv sync --group dask)")
+dask = pytest.importorskip("dask")
 
 
 def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_page_as_the_local_executor(
@@ -32,13 +33,11 @@ def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_pag
     root = tiny_repo(tmp_path / "repo")
     finding = load_all(root)["demo"]
     jobs = [pipeline.Job(finding, pin, {}) for pin in finding.pins]
-    with distributed.LocalCluster(
-        n_workers=2,
-        processes=True,
-        threads_per_worker=1,
-        dashboard_address=None,
-        local_directory=str(tmp_path / "dask"),  # the workers' own scratch, not the TMPDIR checked below
-    ) as cluster:
+    # The scheduler's and workers' own dask-scratch-space goes elsewhere than the TMPDIR checked below.
+    with (
+        dask.config.set({"temporary-directory": str(tmp_path / "dask")}),
+        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as cluster,
+    ):
         workers = set(cluster.scheduler_info["workers"])
         runner = executor.Dask(cluster.scheduler_address, environment="current")
         ran_on = []
