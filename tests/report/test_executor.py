@@ -53,6 +53,8 @@ def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_pag
             assert cli.run_all(jobs, root, runner) == 0
         finally:
             runner.close()
+        # The workers are still alive: each job removed its own scratch folder (snapshot, kernel spec).
+        assert list((tmp_path / "dask").rglob("plugpull-worker-*")) == []
     assert len(ran_on) == 2 and set(ran_on) <= workers  # each job ran in a worker process, not here
     assert records(root) == records(whole_run)
     assert records(root)["p1"]["results"][0]["verdict"] == "FAIL"  # the real 1.18.0 line: A charged twice
@@ -62,7 +64,7 @@ def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_pag
     left = list(scratch.iterdir())
     if not left:
         scratch.rmdir()
-    assert left == []  # every worker scratch folder (snapshot, kernel dirs) was removed
+    assert left == []  # nor did a pipeline scratch folder (kernel cwd, TMPDIR) or a kernel spec stay behind
 
 
 def test_a_worker_refuses_a_lock_that_does_not_match_the_hash_the_client_sent(tmp_path):

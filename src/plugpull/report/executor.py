@@ -177,7 +177,10 @@ _ONE_AT_A_TIME = threading.Lock()
 def work(spec: dict[str, Any]) -> dict[str, Any]:
     """On a worker: unpack the snapshot, check the lock's hash, run the job; the run's files as bytes."""
     with _ONE_AT_A_TIME:
-        scratch = Path(tempfile.mkdtemp(prefix="plugpull-worker-"))
+        # In the worker's own local directory when there is one: a worker killed mid-job (its nanny kills it
+        # on close, or the machine's OOM killer) never reaches the finally below, and distributed removes a
+        # dead worker's directory when the next worker starts (distributed/diskutils.py, WorkSpace).
+        scratch = Path(tempfile.mkdtemp(prefix="plugpull-worker-", dir=_worker_directory()))
         try:
             root = scratch / "repo"
             with tarfile.open(fileobj=io.BytesIO(spec["snapshot"]), mode="r:gz") as tar:
@@ -209,6 +212,15 @@ def work(spec: dict[str, Any]) -> dict[str, Any]:
             }
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _worker_directory() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return get_worker().local_directory
+    except (ImportError, ValueError):
+        return None
 
 
 def _worker_address() -> str:
