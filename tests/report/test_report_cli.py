@@ -8,6 +8,9 @@ from pathlib import Path
 
 from builders import make_repo, put_record, record
 
+from plugpull.report import environment
+from plugpull.report.finding import load_all
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -127,3 +130,37 @@ def test_check_passes_on_the_committed_records_and_fails_on_one_edited_to_contra
     (line,) = run.stdout.splitlines()
     assert line.startswith(f"findings/agent-framework-8292/2026-11-29/{path.name}: after-effect variant=swap")
     assert "does not reproduce: 1 of 1 run(s) PASS, claimed FAIL" in line and "for <1.20" in line
+
+
+def test_list_json_prints_the_finding_and_pin_set_jobs_a_run_would_make(tmp_path):
+    every = json.loads(report("--list", "--json", tmp=tmp_path).stdout)
+    assert {"finding": "agent-framework-8292", "pin": "agent-framework-1.20.0"} in every
+    assert len(every) == sum(len(f.pins) for f in load_all(ROOT).values() if f.notebook.is_file())
+    one = report(
+        "--list", "--json", "--finding", "agent-framework-8292", "--pin", "agent-framework-1.23.0", tmp=tmp_path
+    )
+    assert json.loads(one.stdout) == [{"finding": "agent-framework-8292", "pin": "agent-framework-1.23.0"}]
+    text = report("--list", "--finding", "openai-agents-4775", tmp=tmp_path)
+    assert text.stdout.splitlines() == [f"openai-agents-4775 openai-agents-{v}" for v in ("0.22.0", "0.22.2", "0.24.0")]
+    line = one_line_exit_2(report("--list", "--pin", "nope", tmp=tmp_path))
+    assert line.startswith("plugpull report: unknown pin set 'nope'")
+    assert "--json goes with --list" in one_line_exit_2(report("--json", tmp=tmp_path))
+
+
+def test_jupyter_path_gathers_only_the_pin_sets_private_kernels_and_says_when_none_is_built(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    line = one_line_exit_2(report("--jupyter-path", cwd=root, tmp=tmp_path))
+    assert "no pin set environment is built yet" in line
+    lock = root / "findings" / "demo" / "pins" / "p1.txt"
+    key = environment.lock_key(lock)  # this Python and the lock's bytes, as the report's subprocess computes it
+    venv_share = tmp_path / "cache" / "envs" / key / "venv" / "share" / "jupyter" / "kernels"
+    for name in (f"plugpull-{key}", "python3"):  # a built venv holds its ipykernel's python3 spec too
+        (venv_share / name).mkdir(parents=True)
+        (venv_share / name / "kernel.json").write_text(json.dumps({"display_name": name}))
+    (tmp_path / "cache" / "envs" / key / "ready").write_text("{}")
+    run = report("--jupyter-path", cwd=root, tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    folder = Path(run.stdout.strip())
+    assert sorted(p.name for p in (folder / "kernels").iterdir()) == [
+        f"plugpull-{key}"
+    ]  # no python3 to hide the default

@@ -1,12 +1,15 @@
 """``plugpull report``: run the findings notebooks on their pin sets; ``--check`` validates the results.
 
 Exit codes:
-  0  every (finding, pin set) produced its report; or --check found nothing wrong; or --regenerate wrote the pages
+  0  every (finding, pin set) produced its report; or --check found nothing wrong; or --regenerate wrote the pages;
+     or --list printed the jobs; or --merge copied the records and wrote the pages
   1  --check found problems (printed: a record that contradicts its finding's claim, an invalid record, a
      generated page out of date); or a notebook or an environment failed (named at the end;
      its HTML and JSON, with ``error``, were still written)
   2  bad input, before anything runs: unknown finding or pin set, a lock that does not resolve,
-     a parameter the notebook does not declare, no uv
+     a parameter the notebook does not declare, no uv; --executor dask without distributed or with a
+     scheduler that cannot be reached; --merge of an invalid record or of a run id already there with
+     other content (nothing is copied)
   130 interrupted (Ctrl-C)
 """
 
@@ -22,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.arguments import ArgParser, UsageError
-from plugpull.report import environment, pipeline, results_page
-from plugpull.report.finding import Finding, FindingError, find_root, load_all
+from plugpull.report import environment, executor, merge, pipeline, results_page
+from plugpull.report.finding import Finding, FindingError, PinSet, find_root, load_all
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -56,6 +59,37 @@ def build_parser() -> ArgParser:
         "--regenerate",
         action="store_true",
         help="rewrite docs/results.md and every generated doc section from the records on disk; run nothing",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print the (finding, pin set) jobs that would run (honours --finding and --pin), one per line; run nothing",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="with --list: a JSON list of {finding, pin}, for a CI matrix"
+    )
+    parser.add_argument(
+        "--jupyter-path",
+        action="store_true",
+        help="gather the private kernels of the pin sets built so far (honours --finding and --pin) in one folder "
+        "and print it, for JUPYTER_PATH; run nothing",
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="copy the run records under each DIR (a split run's findings/<id>/<date>/ folder or an artifact folder) "
+        "into findings/, never replacing one, then rewrite docs/results.md and the generated sections; run nothing",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where the jobs run: local (default), one after another here; dask, one per worker of --scheduler",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler, e.g. tcp://HOST:8786"
     )
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root (default: found from the cwd)")
     return parser
@@ -97,8 +131,8 @@ def _same_kind(value: Any, default: Any) -> bool:
     return isinstance(value, type(default))
 
 
-def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[pipeline.Job]:
-    """Every (finding, pin set) to run with its parameters; any bad input raises UsageError first.
+def select(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[tuple[Finding, PinSet]]:
+    """The (finding, pin set) pairs --finding and --pin ask for, in order; unknown names raise UsageError.
 
     Findings left out because their notebook is not written yet are appended to ``skipped``.
     """
@@ -122,6 +156,13 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
             f"unknown pin set {missing[0]!r} for {', '.join(f.id for f in chosen)}; "
             f"pin sets: {', '.join(sorted(pins_known))}"
         )
+    return [(f, p) for f in chosen for p in f.pins if not args.pin or p.name in args.pin]
+
+
+def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[pipeline.Job]:
+    """Every (finding, pin set) to run with its parameters; any bad input raises UsageError first."""
+    pairs = select(args, root, skipped)
+    chosen = list({f.id: f for f, _ in pairs}.values())
     overrides = {key: parse_value(value) for key, value in args.parameter}
     for key in overrides:
         if key in pipeline.RESERVED:
@@ -145,8 +186,7 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
         # The timing lines of finding.toml's claims run `repeats` times each (a notebook that does not
         # declare line_repeats runs every line `repeats` times).
         claimed = {"line_repeats": finding.line_repeats()} if "line_repeats" in declared else {}
-        pins = [p for p in finding.pins if not args.pin or p.name in args.pin]
-        for pin in pins:
+        for pin in [p for f, p in pairs if f.id == finding.id]:
             jobs.append(pipeline.Job(finding, pin, {**finding.parameters, **claimed, **overrides}))
     try:
         for job in jobs:
@@ -164,25 +204,35 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def run_all(jobs: list[pipeline.Job], root: Path) -> int:
+def run_all(jobs: list[pipeline.Job], root: Path, runner: executor.Local | executor.Dask | None = None) -> int:
+    """Run ``jobs`` on ``runner`` (default: here, in order), then regenerate docs/results.md."""
+    runner = runner or executor.Local()
     commit = pipeline.plugpull_commit(root)
     outcomes = []
     began = time.monotonic()
-    for i, job in enumerate(jobs, 1):
-        head = f"[{i}/{len(jobs)}] {job.finding.id} {job.pin.name}"
-        job_began = time.monotonic()
-        say(f"{head}: start")
-        outcome = pipeline.run(
-            job, commit=commit, progress=lambda s, h=head, t=job_began: say(f"{h}: {time.monotonic() - t:6.1f} s  {s}")
-        )
+    position = {id(job): i for i, job in enumerate(jobs, 1)}
+    job_began: dict[int, float] = {}
+
+    def head(job: pipeline.Job) -> str:
+        return f"[{position[id(job)]}/{len(jobs)}] {job.finding.id} {job.pin.name}"
+
+    def progress(job: pipeline.Job, step: str) -> None:
+        t = job_began.setdefault(id(job), time.monotonic())
+        say(f"{head(job)}: start" if step == "start" else f"{head(job)}: {time.monotonic() - t:6.1f} s  {step}")
+
+    for outcome in runner.outcomes(jobs, root, commit, progress):
+        job = outcome.job
         outcomes.append(outcome)
         verdicts = ", ".join(f"{n} {v}" for v, n in sorted(outcome.verdicts.items())) or "no results"
         where = outcome.files[".html"].relative_to(root) if ".html" in outcome.files else "?"
         status = f"FAILED: {outcome.error}" if outcome.error else verdicts
+        if outcome.worker:
+            status += f" (on {outcome.worker})"
         say(
-            f"{head}: {outcome.phases.get('total', 0):6.1f} s  {status}; {where}"
+            f"{head(job)}: {outcome.phases.get('total', 0):6.1f} s  {status}; {where}"
             + (f"; claim: {outcome.status}" if outcome.status else "")
         )
+    outcomes.sort(key=lambda o: position[id(o.job)])  # a cluster finishes them in any order
     page = results_page.write(root)
     say(f"\n{len(outcomes)} report(s) in {time.monotonic() - began:.1f} s; regenerated {page.relative_to(root)}")
     say(format_phases(outcomes))
@@ -231,6 +281,51 @@ def regenerate(root: Path) -> int:
     return EXIT_OK
 
 
+def list_jobs(args: argparse.Namespace, root: Path) -> int:
+    """The jobs a run with the same --finding/--pin would make (bad names are exit 2, as for a run)."""
+    skipped: list[Finding] = []
+    pairs = select(args, root, skipped)
+    for finding in {f.id: f for f, _ in pairs}.values():
+        if not finding.notebook.is_file():
+            raise UsageError(f"finding {finding.id!r}: notebook {finding.notebook} does not exist")
+    if not pairs:
+        raise UsageError("nothing to run: no finding has the asked-for pin sets")
+    if args.json:
+        print(json.dumps([{"finding": f.id, "pin": p.name} for f, p in pairs]))
+    else:
+        for finding, pin in pairs:
+            print(f"{finding.id} {pin.name}")
+    return EXIT_OK
+
+
+def jupyter_path(args: argparse.Namespace, root: Path) -> int:
+    """The kernels' folders of the selected pin sets whose environment is built, joined for JUPYTER_PATH."""
+    pairs = select(args, root, [])
+    built = {env.kernel: env for _, pin in pairs if (env := environment.built(pin.requirements)) is not None}
+    if not built:
+        raise UsageError(
+            "no pin set environment is built yet: run plugpull report --finding ID --pin NAME first "
+            f"(environments live in {environment.cache_dir() / 'envs'})"
+        )
+    print(environment.lab_kernels(list(built.values())))
+    return EXIT_OK
+
+
+def merge_records(folders: list[Path], root: Path) -> int:
+    try:
+        findings = load_all(root)
+        new = merge.check(merge.collect(folders), root, findings)
+    except (merge.MergeError, FindingError) as exc:
+        raise UsageError(str(exc)) from None
+    merge.place(new, root)
+    page = results_page.write(root)
+    print(
+        f"plugpull report --merge: {len(new)} new record(s) from {len(folders)} folder(s); "
+        f"wrote {page.relative_to(root)} and the generated doc sections"
+    )
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -238,20 +333,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         if root is None or not (root / "findings").is_dir():
             raise UsageError("no findings/ folder here or above; run from the plugpull repository or pass --root")
         root = root.resolve()
-        if args.check or args.regenerate:
-            flag = "--check" if args.check else "--regenerate"
-            if args.check and args.regenerate:
-                raise UsageError("--check and --regenerate go one at a time: regenerate, then check")
+        modes = [
+            f
+            for f, on in (
+                ("--check", args.check),
+                ("--regenerate", args.regenerate),
+                ("--list", args.list),
+                ("--merge", args.merge),
+                ("--jupyter-path", args.jupyter_path),
+            )
+            if on
+        ]
+        if len(modes) > 1:
+            raise UsageError(f"{' and '.join(modes)} go one at a time")
+        if args.json and not args.list:
+            raise UsageError("--json goes with --list")
+        if args.scheduler and args.executor != "dask":
+            raise UsageError("--scheduler goes with --executor dask")
+        if args.executor == "dask" and not args.scheduler:
+            raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://HOST:8786)")
+        if modes and args.executor != "local":
+            raise UsageError(f"{modes[0]} runs nothing: it takes no --executor")
+        if args.check or args.regenerate or args.merge:
             if args.finding or args.pin or args.parameter:
-                raise UsageError(f"{flag} takes no --finding, --pin or -p: it reads every record")
+                raise UsageError(f"{modes[0]} takes no --finding, --pin or -p: it reads every record")
+            if args.merge:
+                return merge_records(args.merge, root)
             return check(root) if args.check else regenerate(root)
+        if args.list or args.jupyter_path:
+            if args.parameter:
+                raise UsageError(f"{modes[0]} takes no -p: it is about (finding, pin set) pairs")
+            return list_jobs(args, root) if args.list else jupyter_path(args, root)
         skipped: list[Finding] = []
         jobs = plan(args, root, skipped)
         for finding in skipped:
             say(f"plugpull report: skipping {finding.id}: no notebook {finding.notebook.relative_to(root)} yet")
         if not jobs:
             raise UsageError("nothing to run: no finding has the asked-for pin sets")
-        return run_all(jobs, root)
+        runner = executor.Dask(args.scheduler) if args.executor == "dask" else executor.Local()
+        try:
+            return run_all(jobs, root, runner)
+        finally:
+            runner.close()
     except UsageError as exc:
         print(f"plugpull report: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -18,6 +18,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,11 +68,22 @@ class KernelEnv:
     start_lock_sha256: str | None = None
 
 
-def _run(argv: list[str], what: str) -> None:
-    proc = subprocess.run(argv, capture_output=True, text=True)
+def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> None:
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
         raise RuntimeError(f"{what} failed (exit {proc.returncode}): " + " | ".join(tail))
+
+
+def _register(argv: list[str]) -> None:
+    """``python -m ipykernel install ...`` with a TMPDIR of its own, removed after: ipykernel stages the spec in
+    ``mkdtemp(suffix="_kernels")/python3`` and removes only ``python3`` (ipykernel/kernelspec.py, install()),
+    which would leave an empty folder in the caller's TMPDIR on every registration."""
+    tmp = tempfile.mkdtemp(prefix="plugpull-ipykernel-")
+    try:
+        _run(argv, "ipykernel install", env={**os.environ, "TMPDIR": tmp})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def check_resolves(lock: Path) -> None:
@@ -134,7 +146,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
                 )
                 phases["venv"] = time.monotonic() - began
                 began = time.monotonic()
-                _run(
+                _register(
                     [
                         str(python),
                         "-m",
@@ -146,8 +158,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
                         kernel,
                         "--display-name",
                         f"plugpull {lock.stem}",
-                    ],
-                    "ipykernel install",
+                    ]
                 )
                 phases["kernel_register"] = time.monotonic() - began
             except BaseException:
@@ -186,11 +197,42 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
     )
 
 
+def built(lock: Path) -> KernelEnv | None:
+    """The cached environment of ``lock`` if one is built (nothing is built or installed here), else None.
+
+    What ``plugpull report --jupyter-path`` lists: its kernel, ``plugpull-<key>``, shows in JupyterLab as
+    "plugpull <lock name>" once ``<venv>/share/jupyter`` is on JUPYTER_PATH
+    (https://docs.jupyter.org/en/latest/use/jupyter-directories.html#data-files).
+    """
+    home = cache_dir() / "envs" / lock_key(lock)
+    if not (home / "ready").exists():
+        return None
+    venv = home / "venv"
+    return KernelEnv(
+        kernel=f"plugpull-{lock_key(lock)}", python=venv / "bin" / "python", jupyter_path=venv / "share" / "jupyter"
+    )
+
+
+def lab_kernels(envs: list[KernelEnv]) -> Path:
+    """A folder for JUPYTER_PATH holding only the ``plugpull-<key>`` kernels of ``envs`` (rewritten each call).
+
+    Not the venvs' own ``share/jupyter``: each also holds its ipykernel's ``python3`` spec, which would hide
+    the default environment's ``python3`` kernel that the notebooks name (JUPYTER_PATH comes first).
+    """
+    base = cache_dir() / "lab"
+    kernels = base / "share" / "jupyter" / "kernels"
+    shutil.rmtree(kernels, ignore_errors=True)
+    kernels.mkdir(parents=True)
+    for env in envs:
+        shutil.copytree(env.jupyter_path / "kernels" / env.kernel, kernels / env.kernel)
+    return base / "share" / "jupyter"
+
+
 def current(prefix: Path) -> KernelEnv:
     """This Python as a kernel registered under ``prefix`` (tests and CI smoke runs: no new venv)."""
     began = time.monotonic()
     kernel = "plugpull-current"
-    _run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix), "--name", kernel], "ipykernel install")
+    _register([sys.executable, "-m", "ipykernel", "install", "--prefix", str(prefix), "--name", kernel])
     return KernelEnv(
         kernel=kernel,
         python=Path(sys.executable),

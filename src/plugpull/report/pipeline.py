@@ -49,6 +49,7 @@ class Outcome:
     verdicts: dict[str, int] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
     status: str | None = None  # the record judged against the finding's claims (claims.overall)
+    worker: str | None = None  # the Dask worker that ran it (report/executor.py); None when run here
 
 
 def plugpull_commit(root: Path) -> str | None:

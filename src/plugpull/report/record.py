@@ -86,6 +86,12 @@ def problems(path: Path, finding_dir: Path) -> list[str]:
         record = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return [f"{where}: not valid JSON ({exc})"]
+    return document_problems(record, where, finding_dir.name, path.parent.name, path.stem)
+
+
+def document_problems(record: Any, where: str, finding: str, folder: str, name: str) -> list[str]:
+    """What is wrong with ``record`` for the place ``findings/<finding>/<folder>/<name>.json``
+    (``report --merge`` checks a record for where it will go, before copying it there)."""
     if not isinstance(record, dict):
         return [f"{where}: not a JSON object"]
     found = [f"{where}: missing field {k!r}" for k in REQUIRED if k not in record]
@@ -93,13 +99,12 @@ def problems(path: Path, finding_dir: Path) -> list[str]:
         return found
     if record["schema"] not in READABLE:
         found.append(f"{where}: schema {record['schema']!r}, expected one of {', '.join(map(str, READABLE))}")
-    if record["finding"] != finding_dir.name:
-        found.append(f"{where}: finding {record['finding']!r} but it is under {finding_dir.name}/")
+    if record["finding"] != finding:
+        found.append(f"{where}: finding {record['finding']!r} but it is under {finding}/")
     if not RUN_ID.match(run_id(record)):
         found.append(f"{where}: run_id {record.get('run_id')!r} is not like 20261129T100246Z")
-    elif path.stem != stem(record):
-        found.append(f"{where}: pin {record['pin']!r}, run {run_id(record)} but the file is {path.name}")
-    folder = path.parent.name
+    elif name != stem(record):
+        found.append(f"{where}: pin {record['pin']!r}, run {run_id(record)} but the file is {name}.json")
     if not DATE.match(str(record["date"])) or record["date"] != folder:
         found.append(f"{where}: date {record['date']!r} does not match its folder {folder}")
     if not isinstance(record["started_at"], str) or not record["started_at"].startswith(folder):

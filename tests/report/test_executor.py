@@ -1,0 +1,130 @@
+"""The Dask executor: a LocalCluster of two worker processes runs the tiny finding's jobs and the client
+writes the same records and results page as the local executor; an unreachable scheduler is one line, exit 2."""
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pytest
+from builders import make_repo
+from tiny import page, records, tiny_repo
+
+from plugpull.report import cli, executor, pipeline
+from plugpull.report.finding import load_all
+
+ROOT = Path(__file__).resolve().parents[2]
+distributed = pytest.importorskip("distributed", reason="the dask group (uv sync --group dask)")
+dask = pytest.importorskip("dask")
+
+
+def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_page_as_the_local_executor(
+    whole_run, tmp_path, monkeypatch
+):
+    # The worker processes inherit TMPDIR: their scratch folders go here. Short, because the scenario's
+    # socket path lives under it and AF_UNIX paths stop at 107 bytes (pytest's tmp_path is longer).
+    scratch = Path(tempfile.mkdtemp(prefix="pp-"))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    root = tiny_repo(tmp_path / "repo")
+    finding = load_all(root)["demo"]
+    jobs = [pipeline.Job(finding, pin, {}) for pin in finding.pins]
+    # The scheduler's and workers' own dask-scratch-space goes elsewhere than the TMPDIR checked below.
+    with (
+        dask.config.set({"temporary-directory": str(tmp_path / "dask")}),
+        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as cluster,
+    ):
+        workers = set(cluster.scheduler_info["workers"])
+        runner = executor.Dask(cluster.scheduler_address, environment="current")
+        ran_on = []
+        real_outcomes = runner.outcomes
+
+        def outcomes(*args):
+            for outcome in real_outcomes(*args):
+                ran_on.append(outcome.worker)
+                yield outcome
+
+        runner.outcomes = outcomes
+        try:
+            assert cli.run_all(jobs, root, runner) == 0
+        finally:
+            runner.close()
+        # The workers are still alive: each job removed its own scratch folder (snapshot, kernel spec).
+        assert list((tmp_path / "dask").rglob("plugpull-worker-*")) == []
+    assert len(ran_on) == 2 and set(ran_on) <= workers  # each job ran in a worker process, not here
+    assert records(root) == records(whole_run)
+    assert records(root)["p1"]["results"][0]["verdict"] == "FAIL"  # the real 1.18.0 line: A charged twice
+    assert page(root) == page(whole_run)
+    names = sorted(p.name for p in (root / "findings" / "demo").glob("20*/*"))
+    assert [n.rsplit(".", 1)[1] for n in names] == ["html", "ipynb", "json"] * 2
+    left = list(scratch.iterdir())
+    if not left:
+        scratch.rmdir()
+    assert left == []  # nor did a pipeline scratch folder (kernel cwd, TMPDIR) or a kernel spec stay behind
+
+
+def test_a_worker_refuses_a_lock_that_does_not_match_the_hash_the_client_sent(tmp_path):
+    root = tiny_repo(tmp_path / "repo")
+    finding = load_all(root)["demo"]
+    spec = executor.job_spec(pipeline.Job(finding, finding.pins[0], {}), root, None, "current")
+    spec["lock_sha256"] = "0" * 64
+    with pytest.raises(RuntimeError, match="arrived with sha256"):
+        executor.work(spec)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:{port}", "tcp://no-such-host.invalid:8786", "udp:/x"])
+def test_an_unreachable_scheduler_is_one_line_exit_2_and_leaves_nothing(tmp_path, address):
+    root = make_repo(tmp_path / "repo")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PLUGPULL_CACHE_DIR": str(tmp_path / "cache"), "TMPDIR": str(scratch)}
+    run = subprocess.run(
+        [sys.executable, "-m", "plugpull.cli", "report", "--executor", "dask", "--scheduler"]
+        + [address.format(port=free_port())],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert lines[0].startswith("plugpull report: ") and "scheduler" in lines[0]
+    assert list(scratch.iterdir()) == []
+    assert sorted(p.name for p in (root / "findings" / "demo").iterdir()) == ["finding.toml", "pins"]
+
+
+def test_dask_options_go_together(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    for argv, says in (
+        (["--executor", "dask"], "--executor dask needs --scheduler"),
+        (["--scheduler", "tcp://h:8786"], "--scheduler goes with --executor dask"),
+        (["--list", "--executor", "dask", "--scheduler", "tcp://h:8786"], "--list runs nothing"),
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "plugpull.cli", "report", *argv], capture_output=True, text=True, cwd=root
+        )
+        assert run.returncode == 2 and says in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_the_snapshot_holds_what_a_run_reads_from_the_repository_and_nothing_of_other_findings():
+    finding = load_all(ROOT)["agent-framework-8292"]
+    job = pipeline.Job(finding, finding.pin("agent-framework-1.20.0"), {})
+    with tarfile.open(fileobj=io.BytesIO(executor.snapshot(job, ROOT))) as tar:
+        names = set(tar.getnames())
+    assert {"pyproject.toml", "notebooks/agent-framework-8292.ipynb", "src/plugpull/report/pipeline.py"} <= names
+    assert "findings/agent-framework-8292/pins/agent-framework-1.20.0.txt" in names
+    assert not any("agent-framework-1.18.0.txt" in n or n.startswith(("docs/", "findings/openai")) for n in names)
+    records = [n for n in names if n.startswith("findings/agent-framework-8292/2026-")]
+    assert records and all(n.endswith(".json") for n in records)  # earlier runs, listed by the report; no HTML
