@@ -17,7 +17,7 @@ def truth(outcomes: dict[str, str]) -> dict[str, dict[str, Cell]]:
 
 def bisect(outcomes: str, start: tuple[str, ...] = ()) -> tuple[dict[str, dict[str, Cell]], list[str]]:
     """Run the bisection against a hidden truth; returns what it measured and the order it ran them."""
-    hidden = truth(dict(zip(VERSIONS, outcomes)))
+    hidden = truth(dict(zip(VERSIONS, outcomes, strict=True)))
     measured = {v: hidden[v] for v in start}
     ran = []
     while (probe := next_probe(VERSIONS, measured)) is not None:
@@ -53,7 +53,7 @@ def test_a_non_monotone_line_shows_both_flips_when_a_measured_release_lies_insid
 def test_a_flip_that_reverts_between_two_agreeing_releases_is_invisible_to_bisection_but_not_to_a_full_sweep():
     measured, ran = bisect("PPPFFFFFPPP")
     assert ran == ["1.0.0", "1.10.0"] and flips(VERSIONS, measured) == []
-    full = truth(dict(zip(VERSIONS, "PPPFFFFFPPP")))
+    full = truth(dict(zip(VERSIONS, "PPPFFFFFPPP", strict=True)))
     assert len(flips(VERSIONS, full)) == 2
 
 
@@ -65,14 +65,16 @@ def test_releases_that_cannot_run_are_skipped_and_the_first_runnable_release_is_
 
 
 def test_a_cannot_run_gap_inside_a_flip_is_named_and_not_counted_as_the_flip():
-    measured = truth(dict(zip(VERSIONS, "FFFFXXPPPPP")))
+    measured = truth(dict(zip(VERSIONS, "FFFFXXPPPPP", strict=True)))
     [flip] = flips(VERSIONS, measured)
     assert (flip.before, flip.after, flip.cannot_run_between) == ("1.3.0", "1.6.0", ("1.4.0", "1.5.0"))
     assert flip.verified and "1.4.0, 1.5.0 between cannot run" in flip.describe()
 
 
 def test_a_flip_with_unmeasured_releases_between_is_not_verified():
-    measured = {v: c for v, c in truth(dict(zip(VERSIONS, "FFFFFFPPPPP"))).items() if v in ("1.0.0", "1.10.0")}
+    measured = {
+        v: c for v, c in truth(dict(zip(VERSIONS, "FFFFFFPPPPP", strict=True))).items() if v in ("1.0.0", "1.10.0")
+    }
     [flip] = flips(VERSIONS, measured)
     assert not flip.verified and "not verified: 9 release(s)" in flip.describe()
 
