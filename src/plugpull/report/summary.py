@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import flips, history, record, sweep
+from plugpull.report import flips as flip_logic
+from plugpull.report import history, record, sweep
 from plugpull.report.finding import FINDINGS_DIR, Finding, load_all
 
 SUMMARY = "summary.html"
@@ -42,7 +43,7 @@ class Column:
     date: str
     run_id: str
     record: str  # path of the record's HTML, relative to the finding's folder
-    cells: dict[str, flips.Cell]
+    cells: dict[str, flip_logic.Cell]
     error: str | None = None
 
 
@@ -54,8 +55,8 @@ class Matrix:
     timing: dict[str, bool]
     columns: list[Column]
     releases: list[str]  # every release the sweep listed (or the measured ones without a sweep)
-    flips: list[flips.Flip] = field(default_factory=list)
-    availability: flips.Availability = field(default_factory=flips.Availability)
+    flips: list[flip_logic.Flip] = field(default_factory=list)
+    availability: flip_logic.Availability = field(default_factory=flip_logic.Availability)
 
     @property
     def unmeasured(self) -> list[str]:
@@ -89,8 +90,8 @@ def matrix(root: Path, finding_id: str, package: str | None = None) -> Matrix:
         timing={c.label: c.timing for c in claims},
         columns=columns,
         releases=releases,
-        flips=flips.flips(releases, measured),
-        availability=flips.availability(releases, measured),
+        flips=flip_logic.flips(releases, measured),
+        availability=flip_logic.availability(releases, measured),
     )
 
 

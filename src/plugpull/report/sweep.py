@@ -332,7 +332,8 @@ def run(
         try:
             made = generate(finding, package, version, released=upload_time(package, version))
         except (OSError, SweepError) as exc:
-            made = Generated(PinSet(pin_name(package, version), Path("/nonexistent")), version, False, str(exc))
+            name = pin_name(package, version)
+            made = Generated(PinSet(name, finding.directory / "pins" / f"{name}.txt"), version, False, str(exc))
         how = "existing pin set" if made.reused else "generated pin set"
         say(
             f"sweep {finding.id}: {package} {version}: {how} {made.pin.name}"
