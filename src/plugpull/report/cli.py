@@ -357,7 +357,13 @@ def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
         say(f"{head}: {outcome.phases.get('total', 0):6.1f} s  {status}")
 
     sweep.run(finding, spec=args.versions, bisect=args.bisect, run_pin=run_pin, say=say, versions=versions)
-    say(f"\n{len(outcomes)} run(s) in {time.monotonic() - began:.1f} s")
+    wall = time.monotonic() - began
+    scenarios = sum(o.phases.get("scenario", 0.0) for o in outcomes)
+    built = sum(o.phases.get("venv", 0.0) + o.phases.get("kernel_register", 0.0) for o in outcomes)
+    say(
+        f"\n{len(outcomes)} run(s) in {wall:.1f} s: scenarios {scenarios:.1f} s, environments built {built:.1f} s, "
+        f"outside the scenarios {wall - scenarios:.1f} s ({(wall - scenarios) / wall:.0%} of the wall time)"
+    )
     if outcomes:
         say(format_phases(outcomes))
     results_page.write(root)

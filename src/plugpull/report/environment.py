@@ -94,6 +94,17 @@ def check_resolves(lock: Path) -> None:
         raise FindingError(f"lock {lock} does not resolve: {reason}")
 
 
+def source_digest(root: Path) -> str:
+    """A hash of what installing plugpull from ``root`` copies: pyproject.toml and every file under src/."""
+    digest = hashlib.sha256()
+    for path in sorted([root / "pyproject.toml", *(p for p in (root / "src").rglob("*") if p.is_file())]):
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def ensure(lock: Path, root: Path) -> KernelEnv:
     """The cached environment for ``lock`` (built if missing), with plugpull freshly installed from ``root``."""
     uv = uv_binary()
@@ -152,6 +163,21 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
                 raise
             (home / "ready").write_text(json.dumps({"lock": str(lock), "kernel": kernel}) + "\n")
         began = time.monotonic()
+        # The same source as the last install into this venv (a sweep runs many releases, each env
+        # again and again): skip the wheel build and reinstall, seconds per run on a busy machine.
+        source = source_digest(root)
+        stamp = home / "plugpull-source"
+        if stamp.is_file() and stamp.read_text() == source:
+            phases["plugpull_install"] = time.monotonic() - began
+            return KernelEnv(
+                kernel=kernel,
+                python=python,
+                jupyter_path=venv / "share" / "jupyter",
+                lock_sha256=hashlib.sha256(lock.read_bytes()).hexdigest(),
+                reused=reused,
+                phases=phases,
+            )
+        stamp.unlink(missing_ok=True)
         # --refresh-package: uv keys a local project's built wheel on pyproject.toml by default,
         # so without it an edited src/ could be installed from a stale wheel.
         _run(
@@ -173,6 +199,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
             "installing plugpull",
         )
         phases["plugpull_install"] = time.monotonic() - began
+        stamp.write_text(source)
     return KernelEnv(
         kernel=kernel,
         python=python,
