@@ -133,3 +133,14 @@ def test_the_summary_notebook_writes_an_html_with_the_heatmap(tmp_path, current_
     monkeypatch.setattr(environment, "current", lambda prefix: current_kernel)
     html = summary.write(root, "demo").read_text()
     assert "data:image/png;base64" in html and "1.17.0" in html and "no flip" in html
+
+
+def test_an_error_run_gives_its_reason_from_the_last_line_of_the_targets_stderr_without_paths():
+    result = {
+        "verdict": "ERROR",
+        "message": "a clean run (no kill) ended (exit code 1)",
+        "stderr": "Traceback ...\nImportError: cannot import name 'step' from 'agent_framework' (/venv/x/__init__.py)\n",
+    }
+    assert sweep.error_reason(result) == (
+        "a clean run (no kill) ended (exit code 1): ImportError: cannot import name 'step' from 'agent_framework'"
+    )

@@ -194,7 +194,7 @@ def write(root: Path, finding_id: str) -> Path:
         if run.error:
             raise RuntimeError(f"summary notebook failed: {run.error}")
         html = scratch / SUMMARY
-        execution.render_html(executed, html)
+        execution.render_html(executed, html, exclude_input=True)
         shutil.copyfile(html, out)
         return out
     finally:

@@ -251,6 +251,17 @@ def record_version(doc: dict[str, Any], package: str, finding: Finding) -> str |
     return doc["pin"][len(prefix) :] if str(doc.get("pin", "")).startswith(prefix) else None
 
 
+def error_reason(result: dict[str, Any]) -> str:
+    """An ERROR run's message with the last line of the target's stderr (the exception that stopped it),
+    file paths dropped: "a clean run ended (exit code 1): ImportError: cannot import name 'step' ..."."""
+    message = str(result.get("message", ""))
+    tail = [line.strip() for line in str(result.get("stderr") or "").splitlines() if line.strip()]
+    if not tail:
+        return message
+    last = re.sub(r"\s*\((/|[A-Za-z]:\\)[^)]*\)", "", tail[-1])
+    return f"{message}: {last}"
+
+
 def cells(finding: Finding, package: str, doc: dict[str, Any]) -> dict[str, flips.Cell]:
     """A record's cell per claimed line (claim.label): the record's error is every line's reason."""
     out = {}
@@ -259,7 +270,7 @@ def cells(finding: Finding, package: str, doc: dict[str, Any]) -> dict[str, flip
         if doc.get("error"):
             out[claim.label] = flips.cannot_run(str(doc["error"]))
             continue
-        errors = [r.get("message", "") for r in mine if r.get("verdict") == "ERROR"]
+        errors = [error_reason(r) for r in mine if r.get("verdict") == "ERROR"]
         reason = errors[0] if errors else ""
         out[claim.label] = flips.cell_of([r.get("verdict", "") for r in mine], claim.timing, reason)
     return out
