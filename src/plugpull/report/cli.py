@@ -76,6 +76,11 @@ def build_parser() -> ArgParser:
         "(reusing the newest record of a release that has one) and say whether both sides of each were run",
     )
     parser.add_argument(
+        "--only-missing",
+        action="store_true",
+        help="with --sweep: leave out the releases that already have a record (finish an interrupted sweep)",
+    )
+    parser.add_argument(
         "--summary",
         metavar="FINDING",
         help="write findings/FINDING/summary.html (versions x lines heatmap, flips) from its records; run nothing",
@@ -292,8 +297,8 @@ def single(args: argparse.Namespace, root: Path) -> int:
         raise UsageError(f"{' and '.join(chosen)} go one at a time")
     if args.check or args.regenerate or args.finding or args.pin:
         raise UsageError(f"{chosen[0]} takes one finding and no --check, --regenerate, --finding or --pin")
-    if (args.versions or args.bisect) and not args.sweep:
-        raise UsageError("--versions and --bisect go with --sweep FINDING")
+    if (args.versions or args.bisect or args.only_missing) and not args.sweep:
+        raise UsageError("--versions, --bisect and --only-missing go with --sweep FINDING")
     if args.issue_body:
         from plugpull.report import issue_body
 
@@ -356,7 +361,15 @@ def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
         status = f"cannot run: {outcome.error}" if outcome.error else verdicts
         say(f"{head}: {outcome.phases.get('total', 0):6.1f} s  {status}")
 
-    sweep.run(finding, spec=args.versions, bisect=args.bisect, run_pin=run_pin, say=say, versions=versions)
+    sweep.run(
+        finding,
+        spec=args.versions,
+        bisect=args.bisect,
+        run_pin=run_pin,
+        say=say,
+        versions=versions,
+        only_missing=args.only_missing,
+    )
     wall = time.monotonic() - began
     scenarios = sum(o.phases.get("scenario", 0.0) for o in outcomes)
     built = sum(o.phases.get("venv", 0.0) + o.phases.get("kernel_register", 0.0) for o in outcomes)
@@ -380,8 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = root.resolve()
         if args.sweep or args.summary or args.issue_body:
             return single(args, root)
-        if args.versions or args.bisect:
-            raise UsageError("--versions and --bisect go with --sweep FINDING")
+        if args.versions or args.bisect or args.only_missing:
+            raise UsageError("--versions, --bisect and --only-missing go with --sweep FINDING")
         if args.check or args.regenerate:
             flag = "--check" if args.check else "--regenerate"
             if args.check and args.regenerate:

@@ -27,6 +27,13 @@ from plugpull.report.finding import FindingError
 # Bumped when the layout of a cached environment changes, so old ones are not reused.
 LAYOUT = "1"
 CACHE_ENV = "PLUGPULL_CACHE_DIR"
+# site-packages folders that only the Jupyter kernel imports (once per run), left without ahead-of-time
+# bytecode; the framework and everything the agent processes import are compiled.
+KERNEL_ONLY = (
+    r"/site-packages/(pandas|matplotlib|numpy|IPython|ipykernel|jupyter_client|jupyter_core|zmq|tornado|PIL|"
+    r"fontTools|kiwisolver|contourpy|pygments|prompt_toolkit|jedi|parso|debugpy|pyparsing|dateutil|pytz|tzdata|"
+    r"cycler|traitlets|comm|psutil|matplotlib_inline|stack_data|executing|asttokens|pure_eval|wcwidth|pexpect)/"
+)
 
 
 def cache_dir() -> Path:
@@ -124,21 +131,18 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
             began = time.monotonic()
             try:
                 _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], "uv venv")
-                # Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines otherwise recompile the
-                # framework in every agent process (docs/architecture.md, "Framework facts").
                 _run(
-                    [
-                        uv,
-                        "pip",
-                        "sync",
-                        "--quiet",
-                        "--require-hashes",
-                        "--compile-bytecode",
-                        "--python",
-                        str(python),
-                        str(lock),
-                    ],
+                    [uv, "pip", "sync", "--quiet", "--require-hashes", "--python", str(python), str(lock)],
                     f"uv pip sync {lock.name}",
+                )
+                # Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines otherwise recompile the
+                # framework in every agent process (docs/architecture.md, "Framework facts"). Not for the
+                # packages only the kernel imports, once per run (pandas, matplotlib, IPython, ...): they
+                # were most of a cold build's time (docs/performance.md, "Sweeps").
+                site = next((venv / "lib").glob("python3*/site-packages"))
+                _run(
+                    [str(python), "-m", "compileall", "-q", "-j", "0", "-x", KERNEL_ONLY, str(site)],
+                    "compileall",
                 )
                 phases["venv"] = time.monotonic() - began
                 began = time.monotonic()

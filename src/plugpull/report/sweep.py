@@ -331,6 +331,7 @@ def run(
     run_pin: Callable[[PinSet, str | None], None],
     say: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
     versions: list[str] | None = None,
+    only_missing: bool = False,
 ) -> list[flips.Flip]:
     """Sweep ``finding`` over the releases in ``spec``; ``run_pin(pin, error)`` runs one pin set through the
     report pipeline (with ``error`` set when the pin set could not be made: a cannot-run record)."""
@@ -353,7 +354,11 @@ def run(
         run_pin(made.pin, made.error)
 
     if not bisect:
+        done = set(_refresh(finding, package)) if only_missing else set()
         for version in versions:
+            if version in done:
+                say(f"sweep {finding.id}: {package} {version}: has a record, not run again (--only-missing)")
+                continue
             step(version)
     else:
         done: set[str] = set()
