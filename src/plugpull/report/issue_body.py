@@ -55,7 +55,8 @@ def render(root: Path, finding: Finding) -> str:
         "",
     ]
 
-    newest = max(m.columns, key=lambda c: (c.date, c.run_id))
+    runnable = [c for c in m.columns if any(cell.runnable for cell in c.cells.values())] or m.columns
+    newest = max(runnable, key=lambda c: (c.date, c.run_id))
     data = json.loads((root / FINDINGS_DIR / finding.id / newest.record).with_suffix(".json").read_text())
     versions = data.get("versions") or {}
     out += ["### Environment", ""]

@@ -101,15 +101,29 @@ def flip_lines(m: Matrix) -> list[str]:
         return [f"No record of {m.finding} on {m.framework} yet."]
     out = []
     if m.availability.cannot_run:
-        out.append(
-            f"- cannot run on {len(m.availability.cannot_run)} release(s): "
-            + ", ".join(m.availability.cannot_run)
-            + (
-                f"; the first release that runs the target is {m.availability.first_runnable}"
-                if m.availability.first_runnable
-                else ""
-            )
+        reasons = sorted(
+            {
+                cell.reason
+                for column in m.columns
+                if column.version in m.availability.cannot_run
+                for cell in column.cells.values()
+                if cell.reason
+            }
         )
+        out.append(
+            f"- cannot run on {len(m.availability.cannot_run)} release(s): {', '.join(m.availability.cannot_run)}"
+            + (f" ({'; '.join(r[:160] for r in reasons[:3])})" if reasons else "")
+        )
+        first = m.availability.first_runnable
+        if first is not None:
+            before = [v for v in m.releases[: m.releases.index(first)]]
+            last_cannot = max((m.releases.index(v) for v in m.availability.cannot_run if v in before), default=-1)
+            gap = [v for v in before[last_cannot + 1 :] if v in m.unmeasured]
+            out.append(
+                f"- the first release that runs the target: **{first}**"
+                + (f" (verified: {before[last_cannot]} cannot run)" if not gap and last_cannot >= 0 else "")
+                + (f" at the latest ({len(gap)} release(s) before it not run)" if gap else "")
+            )
     for flip in m.flips:
         out.append(
             f"- `{flip.line}`: {flip.was.text()} on {flip.before} → {flip.becomes.text()} from **{flip.after}**"
