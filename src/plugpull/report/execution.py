@@ -76,6 +76,10 @@ def kernel_environ(env: KernelEnv, scratch: Path) -> Iterator[None]:
     try:
         for name in [n for n in os.environ if SECRET_NAME.search(n)]:
             del os.environ[name]
+        # The kernel (and the agent processes it starts) may cache bytecode in the pin set's venv: the
+        # packages only the kernel imports are not compiled ahead of time (report/environment.py), so the
+        # first run of an environment compiles what it imports and later runs of it start warm.
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.update(
             {
                 "JUPYTER_PATH": str(env.jupyter_path),
