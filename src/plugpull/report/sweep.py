@@ -90,6 +90,7 @@ def select(versions: Sequence[str], spec: str) -> list[str]:
 
 
 def released_versions(package: str, spec: str) -> list[str]:
+    select([], spec)  # a range that does not parse is bad input before the index is asked
     argv = [*_pip(), "index", "versions", package, "--disable-pip-version-check"]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     found = parse_index_versions(proc.stdout)
