@@ -39,6 +39,16 @@ def test_an_unknown_finding_is_one_line_exit_2_listing_the_findings(tmp_path):
     assert "langgraph-kill-mid-tool" in line
 
 
+def test_sweep_options_misused_are_one_line_exit_2_before_the_index_is_asked(tmp_path):
+    assert "unknown finding 'nope'" in one_line_exit_2(report("--sweep", "nope", tmp=tmp_path))
+    assert "go with --sweep" in one_line_exit_2(report("--bisect", tmp=tmp_path))
+    assert "one at a time" in one_line_exit_2(
+        report("--sweep", "openai-agents-4775", "--summary", "openai-agents-4775", tmp=tmp_path)
+    )
+    line = one_line_exit_2(report("--sweep", "openai-agents-4775", "--versions", "from 0.20", tmp=tmp_path))
+    assert "not a PEP 440 range" in line
+
+
 def test_an_unknown_pin_set_is_one_line_exit_2(tmp_path):
     line = one_line_exit_2(report("--finding", "langgraph-kill-mid-tool", "--pin", "langgraph-0.1", tmp=tmp_path))
     assert "unknown pin set 'langgraph-0.1'" in line and "langgraph-1.2.11" in line

@@ -91,6 +91,40 @@ def build_parser() -> ArgParser:
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler, e.g. tcp://HOST:8786"
     )
+    parser.add_argument(
+        "--sweep",
+        metavar="FINDING",
+        help="run FINDING on every release of its framework in --versions (the package index lists them; a "
+        "hash-locked pin set is generated per release, resolved as of its release date), then write its summary",
+    )
+    parser.add_argument(
+        "--versions",
+        default="",
+        metavar="RANGE",
+        help="with --sweep: a PEP 440 range of releases, e.g. '>=0.20' (default: every release)",
+    )
+    parser.add_argument(
+        "--bisect",
+        action="store_true",
+        help="with --sweep: run only the releases needed to find each flip of each claimed line "
+        "(reusing the newest record of a release that has one) and say whether both sides of each were run",
+    )
+    parser.add_argument(
+        "--only-missing",
+        action="store_true",
+        help="with --sweep: leave out the releases that already have a record (finish an interrupted sweep)",
+    )
+    parser.add_argument(
+        "--summary",
+        metavar="FINDING",
+        help="write findings/FINDING/summary.html (versions x lines heatmap, flips) from its records; run nothing",
+    )
+    parser.add_argument(
+        "--issue-body",
+        metavar="FINDING",
+        help="print Markdown for an upstream issue from FINDING's records (claim, versions x lines, flips, "
+        "environment, reproduce command, reports to attach); run nothing",
+    )
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root (default: found from the cwd)")
     return parser
 
@@ -131,6 +165,37 @@ def _same_kind(value: Any, default: Any) -> bool:
     return isinstance(value, type(default))
 
 
+def overrides_of(args: argparse.Namespace) -> dict[str, Any]:
+    overrides = {key: parse_value(value) for key, value in args.parameter}
+    for key in overrides:
+        if key in pipeline.RESERVED:
+            raise UsageError(f"parameter {key!r} is set by plugpull report itself")
+    return overrides
+
+
+def job_parameters(finding: Finding, overrides: dict[str, Any]) -> dict[str, Any]:
+    """finding.toml's parameters with the claims' line repeats and ``-p`` overrides, checked against the
+    notebook's ``parameters`` cell (UsageError on a name it does not declare or a value of another kind)."""
+    if not finding.notebook.is_file():
+        raise UsageError(f"finding {finding.id!r}: notebook {finding.notebook} does not exist")
+    declared = declared_parameters(finding)
+    for key, value in {**finding.parameters, **overrides}.items():
+        if key not in declared:
+            raise UsageError(
+                f"parameter {key!r} is not declared by {finding.notebook.name}; it declares: "
+                f"{', '.join(k for k in declared if k not in pipeline.RESERVED)}"
+            )
+        if not _same_kind(value, declared[key]):
+            raise UsageError(
+                f"parameter {key!r}={json.dumps(value)} for {finding.notebook.name}: expected a "
+                f"{type(declared[key]).__name__} like {json.dumps(declared[key])}"
+            )
+    # The timing lines of finding.toml's claims run `repeats` times each (a notebook that does not
+    # declare line_repeats runs every line `repeats` times).
+    claimed = {"line_repeats": finding.line_repeats()} if "line_repeats" in declared else {}
+    return {**finding.parameters, **claimed, **overrides}
+
+
 def select(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[tuple[Finding, PinSet]]:
     """The (finding, pin set) pairs --finding and --pin ask for, in order; unknown names raise UsageError.
 
@@ -163,31 +228,12 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
     """Every (finding, pin set) to run with its parameters; any bad input raises UsageError first."""
     pairs = select(args, root, skipped)
     chosen = list({f.id: f for f, _ in pairs}.values())
-    overrides = {key: parse_value(value) for key, value in args.parameter}
-    for key in overrides:
-        if key in pipeline.RESERVED:
-            raise UsageError(f"parameter {key!r} is set by plugpull report itself")
+    overrides = overrides_of(args)
     jobs = []
     for finding in chosen:
-        if not finding.notebook.is_file():
-            raise UsageError(f"finding {finding.id!r}: notebook {finding.notebook} does not exist")
-        declared = declared_parameters(finding)
-        for key, value in {**finding.parameters, **overrides}.items():
-            if key not in declared:
-                raise UsageError(
-                    f"parameter {key!r} is not declared by {finding.notebook.name}; it declares: "
-                    f"{', '.join(k for k in declared if k not in pipeline.RESERVED)}"
-                )
-            if not _same_kind(value, declared[key]):
-                raise UsageError(
-                    f"parameter {key!r}={json.dumps(value)} for {finding.notebook.name}: expected a "
-                    f"{type(declared[key]).__name__} like {json.dumps(declared[key])}"
-                )
-        # The timing lines of finding.toml's claims run `repeats` times each (a notebook that does not
-        # declare line_repeats runs every line `repeats` times).
-        claimed = {"line_repeats": finding.line_repeats()} if "line_repeats" in declared else {}
+        parameters = job_parameters(finding, overrides)
         for pin in [p for f, p in pairs if f.id == finding.id]:
-            jobs.append(pipeline.Job(finding, pin, {**finding.parameters, **claimed, **overrides}))
+            jobs.append(pipeline.Job(finding, pin, parameters))
     try:
         for job in jobs:
             job.pin.check_locked()
@@ -326,6 +372,120 @@ def merge_records(folders: list[Path], root: Path) -> int:
     return EXIT_OK
 
 
+def _finding(root: Path, finding_id: str) -> Finding:
+    try:
+        findings = load_all(root)
+    except FindingError as exc:
+        raise UsageError(str(exc)) from None
+    if finding_id not in findings:
+        raise UsageError(f"unknown finding {finding_id!r}; findings: {', '.join(findings) or 'none'}")
+    return findings[finding_id]
+
+
+def single(args: argparse.Namespace, root: Path) -> int:
+    """--sweep, --summary or --issue-body: one finding, one at a time."""
+    chosen = [
+        flag
+        for flag, value in (("--sweep", args.sweep), ("--summary", args.summary), ("--issue-body", args.issue_body))
+        if value
+    ]
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(chosen)} go one at a time")
+    if args.check or args.regenerate or args.finding or args.pin or args.list or args.merge or args.jupyter_path:
+        raise UsageError(
+            f"{chosen[0]} takes one finding and no --check, --regenerate, --list, --merge, --jupyter-path, "
+            "--finding or --pin"
+        )
+    if args.json or args.executor != "local" or args.scheduler:
+        # Sweeps run here: the Dask executor takes the jobs of a plain report run (docs/report.md).
+        raise UsageError(f"{chosen[0]} takes no --json, --executor or --scheduler")
+    if (args.versions or args.bisect or args.only_missing) and not args.sweep:
+        raise UsageError("--versions, --bisect and --only-missing go with --sweep FINDING")
+    if args.issue_body:
+        from plugpull.report import issue_body
+
+        if args.parameter:
+            raise UsageError("--issue-body takes no -p: it reads the records")
+        print(issue_body.render(root, _finding(root, args.issue_body)), end="")
+        return EXIT_OK
+    if args.summary:
+        if args.parameter:
+            raise UsageError("--summary takes no -p: it reads the records")
+        finding = _finding(root, args.summary)
+        return write_summary(root, finding)
+    return run_sweep(args, root, _finding(root, args.sweep))
+
+
+def write_summary(root: Path, finding: Finding) -> int:
+    from plugpull.report import summary
+
+    try:
+        path = summary.write(root, finding.id)
+    except RuntimeError as exc:
+        say(f"plugpull report: {exc}")
+        return EXIT_FAILED
+    say(f"plugpull report: wrote {path.relative_to(root)}")
+    return EXIT_OK
+
+
+def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
+    from plugpull.report import sweep
+
+    parameters = job_parameters(finding, overrides_of(args))
+    try:
+        environment.uv_binary()
+        versions = sweep.released_versions(finding.framework, args.versions)
+    except FindingError as exc:
+        raise UsageError(str(exc)) from None
+    commit = pipeline.plugpull_commit(root)
+    outcomes: list[pipeline.Outcome] = []
+    began = time.monotonic()
+
+    def run_pin(pin: PinSet, error: str | None) -> None:
+        job = pipeline.Job(finding, pin, parameters)
+        head = f"[{len(outcomes) + 1}] {finding.id} {pin.name}"
+
+        def make_env(job: pipeline.Job) -> environment.KernelEnv:
+            if error is not None:
+                raise RuntimeError(error)  # recorded as this release's "cannot run" reason
+            job.pin.check_locked()
+            return pipeline.locked_env(job)
+
+        started = time.monotonic()
+        outcome = pipeline.run(
+            job,
+            commit=commit,
+            make_env=make_env,
+            progress=lambda s: say(f"{head}: {time.monotonic() - started:6.1f} s  {s}"),
+        )
+        outcomes.append(outcome)
+        verdicts = ", ".join(f"{n} {v}" for v, n in sorted(outcome.verdicts.items())) or "no results"
+        status = f"cannot run: {outcome.error}" if outcome.error else verdicts
+        say(f"{head}: {outcome.phases.get('total', 0):6.1f} s  {status}")
+
+    sweep.run(
+        finding,
+        spec=args.versions,
+        bisect=args.bisect,
+        run_pin=run_pin,
+        say=say,
+        versions=versions,
+        only_missing=args.only_missing,
+    )
+    wall = time.monotonic() - began
+    scenarios = sum(o.phases.get("scenario", 0.0) for o in outcomes)
+    built = sum(o.phases.get("venv", 0.0) + o.phases.get("kernel_register", 0.0) for o in outcomes)
+    say(
+        f"\n{len(outcomes)} run(s) in {wall:.1f} s: scenarios {scenarios:.1f} s, environments built {built:.1f} s, "
+        f"outside the scenarios {wall - scenarios:.1f} s ({(wall - scenarios) / wall:.0%} of the wall time)"
+    )
+    if outcomes:
+        say(format_phases(outcomes))
+    results_page.write(root)
+    # A release that cannot run is a result of the sweep, not a failure of it; a summary that fails is.
+    return write_summary(root, finding)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -333,6 +493,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if root is None or not (root / "findings").is_dir():
             raise UsageError("no findings/ folder here or above; run from the plugpull repository or pass --root")
         root = root.resolve()
+        if args.sweep or args.summary or args.issue_body:
+            return single(args, root)
+        if args.versions or args.bisect or args.only_missing:
+            raise UsageError("--versions, --bisect and --only-missing go with --sweep FINDING")
         modes = [
             f
             for f, on in (

@@ -28,6 +28,13 @@ from plugpull.report.finding import FindingError
 # Bumped when the layout of a cached environment changes, so old ones are not reused.
 LAYOUT = "1"
 CACHE_ENV = "PLUGPULL_CACHE_DIR"
+# site-packages folders that only the Jupyter kernel imports (once per run), left without ahead-of-time
+# bytecode; the framework and everything the agent processes import are compiled.
+KERNEL_ONLY = (
+    r"/site-packages/(pandas|matplotlib|numpy|IPython|ipykernel|jupyter_client|jupyter_core|zmq|tornado|PIL|"
+    r"fontTools|kiwisolver|contourpy|pygments|prompt_toolkit|jedi|parso|debugpy|pyparsing|dateutil|pytz|tzdata|"
+    r"cycler|traitlets|comm|psutil|matplotlib_inline|stack_data|executing|asttokens|pure_eval|wcwidth|pexpect)/"
+)
 
 
 def cache_dir() -> Path:
@@ -109,6 +116,17 @@ def check_resolves(lock: Path) -> None:
         raise FindingError(f"lock {lock} does not resolve: {reason}")
 
 
+def source_digest(root: Path) -> str:
+    """A hash of what installing plugpull from ``root`` copies: pyproject.toml and every file under src/."""
+    digest = hashlib.sha256()
+    for path in sorted([root / "pyproject.toml", *(p for p in (root / "src").rglob("*") if p.is_file())]):
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def ensure(lock: Path, root: Path) -> KernelEnv:
     """The cached environment for ``lock`` (built if missing), with plugpull freshly installed from ``root``."""
     uv = uv_binary()
@@ -128,21 +146,18 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
             began = time.monotonic()
             try:
                 _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], "uv venv")
-                # Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines otherwise recompile the
-                # framework in every agent process (docs/architecture.md, "Framework facts").
                 _run(
-                    [
-                        uv,
-                        "pip",
-                        "sync",
-                        "--quiet",
-                        "--require-hashes",
-                        "--compile-bytecode",
-                        "--python",
-                        str(python),
-                        str(lock),
-                    ],
+                    [uv, "pip", "sync", "--quiet", "--require-hashes", "--python", str(python), str(lock)],
                     f"uv pip sync {lock.name}",
+                )
+                # Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines otherwise recompile the
+                # framework in every agent process (docs/architecture.md, "Framework facts"). Not for the
+                # packages only the kernel imports, once per run (pandas, matplotlib, IPython, ...): they
+                # were most of a cold build's time (docs/performance.md, "Sweeps").
+                site = next((venv / "lib").glob("python3*/site-packages"))
+                _run(
+                    [str(python), "-m", "compileall", "-q", "-j", "0", "-x", KERNEL_ONLY, str(site)],
+                    "compileall",
                 )
                 phases["venv"] = time.monotonic() - began
                 began = time.monotonic()
@@ -166,6 +181,21 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
                 raise
             (home / "ready").write_text(json.dumps({"lock": str(lock), "kernel": kernel}) + "\n")
         began = time.monotonic()
+        # The same source as the last install into this venv (a sweep runs many releases, each env
+        # again and again): skip the wheel build and reinstall, seconds per run on a busy machine.
+        source = source_digest(root)
+        stamp = home / "plugpull-source"
+        if stamp.is_file() and stamp.read_text() == source:
+            phases["plugpull_install"] = time.monotonic() - began
+            return KernelEnv(
+                kernel=kernel,
+                python=python,
+                jupyter_path=venv / "share" / "jupyter",
+                lock_sha256=hashlib.sha256(lock.read_bytes()).hexdigest(),
+                reused=reused,
+                phases=phases,
+            )
+        stamp.unlink(missing_ok=True)
         # --refresh-package: uv keys a local project's built wheel on pyproject.toml by default,
         # so without it an edited src/ could be installed from a stale wheel.
         _run(
@@ -187,6 +217,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
             "installing plugpull",
         )
         phases["plugpull_install"] = time.monotonic() - began
+        stamp.write_text(source)
     return KernelEnv(
         kernel=kernel,
         python=python,

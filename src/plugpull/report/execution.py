@@ -76,6 +76,10 @@ def kernel_environ(env: KernelEnv, scratch: Path) -> Iterator[None]:
     try:
         for name in [n for n in os.environ if SECRET_NAME.search(n)]:
             del os.environ[name]
+        # The kernel (and the agent processes it starts) may cache bytecode in the pin set's venv: the
+        # packages only the kernel imports are not compiled ahead of time (report/environment.py), so the
+        # first run of an environment compiles what it imports and later runs of it start warm.
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.update(
             {
                 "JUPYTER_PATH": str(env.jupyter_path),
@@ -152,11 +156,11 @@ def put_top_cell(notebook: Path, markdown: str) -> None:
     nbformat.write(book, str(notebook))
 
 
-def render_html(notebook: Path, html: Path) -> float:
+def render_html(notebook: Path, html: Path, *, exclude_input: bool = False) -> float:
     """nbconvert the executed notebook to one small self-contained HTML file; returns the seconds it took.
 
     Plots are PNG outputs, embedded as data URIs; ``embed_images`` also inlines any image a
-    markdown cell links, so the file opens offline.
+    markdown cell links, so the file opens offline. ``exclude_input`` leaves the code out (the summary page).
     """
     import html as html_lib
 
@@ -165,7 +169,7 @@ def render_html(notebook: Path, html: Path) -> float:
 
     began = time.monotonic()
     book = nbformat.read(str(notebook), as_version=4)
-    exporter = HTMLExporter(template_name="basic", embed_images=True)
+    exporter = HTMLExporter(template_name="basic", embed_images=True, exclude_input=exclude_input)
     body, _ = exporter.from_notebook_node(book)
     first = next((c.source for c in book.cells if c.cell_type == "markdown"), "")
     title = first.lstrip("# ").splitlines()[0] if first.strip() else notebook.stem

@@ -252,7 +252,14 @@ def render(root: Path) -> str:
     body = [HEADER]
     for finding in findings.values():
         if any(doc["finding"] == finding.id for _, doc in newest):
-            body += [f"## {finding.id}", "", f"{finding.title}.", "", matrix(finding, newest)]
+            body += [f"## {finding.id}", "", f"{finding.title}.", ""]
+            if (finding.directory / "summary.html").is_file():
+                body += [
+                    f"Across releases (versions × lines heatmap, flips): "
+                    f"[findings/{finding.id}/summary.html](../findings/{finding.id}/summary.html).",
+                    "",
+                ]
+            body += [matrix(finding, newest)]
     body += ["## Every line", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for path, doc in newest:
         body.extend(
@@ -270,7 +277,13 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
         return matrix(findings[arg], newest)
     if kind == "upgrade-matrix" and arg in findings:
         return upgrade_matrix(findings[arg], newest)
-    raise FindingError(f"unknown generated section {name!r} (known: matrix FINDING-ID, upgrade-matrix FINDING-ID)")
+    if kind == "flips" and arg in findings:
+        from plugpull.report import summary  # packaging (version order) is only needed here
+
+        return summary.flips_section(root, findings[arg])
+    raise FindingError(
+        f"unknown generated section {name!r} (known: matrix FINDING-ID, upgrade-matrix FINDING-ID, flips FINDING-ID)"
+    )
 
 
 def pages(root: Path) -> list[Path]:

@@ -1,0 +1,97 @@
+"""``plugpull report --issue-body FINDING``: Markdown for an upstream issue, generated from the records.
+
+The claim (finding.toml), the versions x lines matrix of the newest record per release with the flips
+(report/summary.py), the environment the newest run had, the command that reproduces it from a checkout of
+this repository, and which HTML reports to attach. Nothing is run; nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from plugpull.report import summary
+from plugpull.report.finding import FINDINGS_DIR, Finding
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(root: Path, finding: Finding) -> str:
+    m = summary.matrix(root, finding.id)
+    out = [f"## {finding.title}", "", finding.claim, ""]
+    for key, label in (("issues", "Related issues"), ("prs", "Related pull requests")):
+        links = finding.links.get(key) or []
+        if links:
+            out += [f"{label}: " + ", ".join(links), ""]
+    docs = finding.links.get("docs") or []
+    for doc in docs if isinstance(docs, list) else []:
+        if isinstance(doc, dict) and doc.get("quote"):
+            out += [f"> {doc['quote']}", f"> — {doc.get('url', '')}", ""]
+    if not m.columns:
+        return "\n".join(
+            [*out, f"No run record of {finding.id} yet: run `plugpull report --finding {finding.id}`.", ""]
+        )
+
+    out += ["### Where it changes", "", *summary.flip_lines(m), ""]
+    out += [f"### {m.framework} releases × lines", ""]
+    head = ["release", *[f"`{line}`" for line in m.lines], "run"]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    after = {(f.after, f.line) for f in m.flips}
+    for column in m.columns:
+        cells = []
+        for line in m.lines:
+            cell = column.cells.get(line)
+            text = "" if cell is None else cell.text()
+            cells.append(f"**{text}** (flip)" if (column.version, line) in after else text)
+        out.append(
+            f"| {column.version} | " + " | ".join(_md(c) for c in cells) + f" | {column.date} `{column.run_id}` |"
+        )
+    out += [
+        "",
+        "PASS: the line's check held; FAIL: it did not (each report says what was counted); a timing line shows "
+        "FAIL runs / finished runs; cannot run: the release does not install or cannot run the scenario.",
+        "",
+    ]
+
+    runnable = [c for c in m.columns if any(cell.runnable for cell in c.cells.values())] or m.columns
+    newest = max(runnable, key=lambda c: (c.date, c.run_id))
+    data = json.loads((root / FINDINGS_DIR / finding.id / newest.record).with_suffix(".json").read_text())
+    versions = data.get("versions") or {}
+    out += ["### Environment", ""]
+    out.append(
+        f"- {m.framework} {newest.version} (newest run), Python {versions.get('python', '?')}, {versions.get('os', '?')}"
+    )
+    lock = (data.get("pipeline") or {}).get("lock")
+    if lock:
+        out.append(
+            f"- every package pinned with hashes: `{lock}` (one lock per release, `findings/{finding.id}/pins/`)"
+        )
+    out.append(
+        f"- plugpull commit `{versions.get('plugpull_commit') or '?'}`; offline: a scripted model, real processes, real SIGKILL"
+    )
+    out.append("")
+
+    flip = m.flips[0] if m.flips else None
+    pins = [c.pin for c in m.columns if flip and c.version in (flip.before, flip.after)] or [newest.pin]
+    out += [
+        "### Reproduce",
+        "",
+        "From a checkout of plugpull (https://docs.astral.sh/uv/ installed):",
+        "",
+        "```sh",
+        "uv sync --locked --group more-frameworks",
+        f"uv run plugpull report --finding {finding.id} " + " ".join(f"--pin {p}" for p in pins),
+        "```",
+        "",
+        f"It writes `findings/{finding.id}/<date>/<pin>-<run id>.html` per pin set; "
+        f"`uv run plugpull report --sweep {finding.id} --bisect` finds the flips again.",
+        "",
+        "### Attach",
+        "",
+    ]
+    attach = [c for c in m.columns if c.pin in pins] or [newest]
+    out += [f"- `findings/{finding.id}/{c.record}` ({m.framework} {c.version})" for c in attach]
+    out += [f"- `findings/{finding.id}/{summary.SUMMARY}` (every release: heatmap and flips)", ""]
+    return "\n".join(out)

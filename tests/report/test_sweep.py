@@ -1,0 +1,146 @@
+"""The sweep: releases picked from the index's answer, a pin set per release, records per release, flips.
+
+The end-to-end test sweeps two tiny pin sets (six 1.16.0 and 1.17.0, compiled against the index as of their
+release dates) plus a release that does not exist, in this Python's kernel: the machinery, not a framework.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from builders import make_repo
+
+from plugpull.report import environment, issue_body, pipeline, results_page, summary, sweep
+from plugpull.report.finding import load_all
+
+PIP_OUTPUT = """six (1.17.0)
+Available versions: 1.17.0, 1.16.0, 1.16.0rc1, 1.15.0, 1.10.0
+"""
+
+
+def test_the_index_answer_is_read_and_filtered_by_a_pep_440_range_without_pre_releases():
+    listed = sweep.parse_index_versions(PIP_OUTPUT)
+    assert listed == ["1.17.0", "1.16.0", "1.16.0rc1", "1.15.0", "1.10.0"]
+    assert sweep.select(listed, ">=1.15") == ["1.15.0", "1.16.0", "1.17.0"]
+    assert sweep.select(listed, "") == ["1.10.0", "1.15.0", "1.16.0", "1.17.0"]
+
+
+def test_a_range_that_is_not_pep_440_is_one_line_of_bad_input():
+    with pytest.raises(sweep.SweepError, match="not a PEP 440 range"):
+        sweep.select(["1.0"], "from 1.0")
+
+
+def test_a_generated_in_pins_the_release_under_a_generated_header_and_keeps_its_siblings():
+    source = "# hand-written\nlanggraph==1.2.24\nlanggraph-checkpoint-sqlite>=3.1,<3.2\nipykernel\n"
+    released = dt.datetime(2025, 10, 1, 12, tzinfo=dt.timezone.utc)
+    text = sweep.in_text(source, "langgraph", "1.0.0", released + sweep.RELEASE_SLACK, released)
+    assert text.startswith(sweep.GENERATED)
+    assert "--exclude-newer 2025-10-02T12:00:00+00:00" in text.splitlines()[0]
+    assert text.splitlines()[2:] == ["langgraph==1.0.0", "langgraph-checkpoint-sqlite>=3.1,<3.2", "ipykernel"]
+
+
+def test_a_record_that_failed_makes_every_swept_line_cannot_run_with_its_reason(tmp_path):
+    root = demo(tmp_path)
+    finding = load_all(root)["demo"]
+    doc = {"pin": "six-1.0.0", "error": "environment: cannot resolve six==1.0.0", "results": []}
+    [cell] = sweep.cells(finding, "six", doc).values()
+    assert not cell.runnable and cell.reason == "environment: cannot resolve six==1.0.0"
+
+
+NOTEBOOK = """
+from plugpull.report import notebook as nb
+from plugpull.results import Result, Verdict
+env = nb.environment("six", plugpull_commit)
+version = "1.17.0" if pin == "p1" else pin.rsplit("-", 1)[1]
+env["versions"]["six"] = version  # the kernel here is the test's Python: the pin set names the release
+verdict = Verdict.FAIL if version == "1.16.0" else Verdict.PASS
+r = Result(verdict, "kill-mid-tool", "after-effect", "six x", "synthetic", framework="six", version=version,
+           evidence={"counts": {}})
+nb.write_record(results_path, finding="demo", pin=pin, env=env, parameters={}, results=[r], scenario_seconds=0.1)
+"""
+
+CLAIM = """
+[[claims]]
+point = "after-effect"
+expect = [{ versions = "<1.17", verdict = "FAIL" }, { versions = ">=1.17", verdict = "PASS" }]
+"""
+
+
+def demo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "repo", (NOTEBOOK,))
+    toml = root / "findings" / "demo" / "finding.toml"
+    toml.write_text(toml.read_text() + CLAIM)
+    (root / "findings" / "demo" / "pins" / "p1.in").write_text("six==1.17.0\n")
+    return root
+
+
+def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_names_the_verified_flip(
+    tmp_path, current_kernel, monkeypatch
+):
+    monkeypatch.setenv("PLUGPULL_CACHE_DIR", str(tmp_path / "cache"))
+    root = demo(tmp_path)
+    finding = load_all(root)["demo"]
+
+    def run_pin(pin, error):
+        def make_env(job):
+            if error is not None:
+                raise RuntimeError(error)
+            job.pin.check_locked()  # the generated lock is hash-locked
+            return current_kernel
+
+        pipeline.run(pipeline.Job(finding, pin, {}), commit="abc", make_env=make_env)
+
+    said = []
+    found = sweep.run(
+        finding, spec=">=1.16", bisect=True, run_pin=run_pin, say=said.append, versions=["1.16.0", "1.17.0", "1.99.0"]
+    )
+    pins = root / "findings" / "demo" / "pins"
+    # 1.17.0 keeps the hand-written pin set p1; 1.16.0 gets a generated one; 1.99.0 does not exist.
+    assert sorted(p.name for p in pins.iterdir()) == ["p1.in", "p1.txt", "six-1.16.0.in", "six-1.16.0.txt"]
+    assert (pins / "six-1.16.0.in").read_text().startswith(sweep.GENERATED)
+    assert "six==1.16.0 \\" in (pins / "six-1.16.0.txt").read_text()
+    assert "six-1.16.0" in [p.name for p in load_all(root)["demo"].pins]
+
+    m = summary.matrix(root, "demo")
+    cells = {c.version: c.cells["after-effect"] for c in m.columns}
+    assert cells["1.16.0"].verdict == "FAIL" and cells["1.17.0"].verdict == "PASS"
+    assert not cells["1.99.0"].runnable and "1.99.0" in cells["1.99.0"].reason
+    assert [(f.before, f.after, f.verified) for f in found] == [("1.16.0", "1.17.0", True)]
+    assert any("verified: both sides run" in line for line in said)
+    assert json.loads((root / "findings" / "demo" / "sweep.json").read_text())["releases"] == [
+        "1.16.0",
+        "1.17.0",
+        "1.99.0",
+    ]
+
+    body = issue_body.render(root, load_all(root)["demo"])
+    assert "from **1.17.0**" in body and "uv run plugpull report --finding demo --pin six-1.16.0 --pin p1" in body
+    results_page.write(root)  # what the CLI does after a sweep
+    assert results_page.check(root) == []
+
+
+def test_the_summary_notebook_writes_an_html_with_the_heatmap(tmp_path, current_kernel, monkeypatch):
+    root = demo(tmp_path)
+    finding = load_all(root)["demo"]
+    run = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit="abc", make_env=lambda job: current_kernel)
+    assert run.error is None
+    (root / "notebooks" / "summary.ipynb").write_bytes(
+        (Path(__file__).parents[2] / "notebooks" / "summary.ipynb").read_bytes()
+    )
+    monkeypatch.setattr(environment, "current", lambda prefix: current_kernel)
+    html = summary.write(root, "demo").read_text()
+    assert "data:image/png;base64" in html and "1.17.0" in html and "no flip" in html
+
+
+def test_an_error_run_gives_its_reason_from_the_last_line_of_the_targets_stderr_without_paths():
+    result = {
+        "verdict": "ERROR",
+        "message": "a clean run (no kill) ended (exit code 1)",
+        "stderr": "Traceback ...\nImportError: cannot import name 'step' from 'agent_framework' (/venv/x/__init__.py)\n",
+    }
+    assert sweep.error_reason(result) == (
+        "a clean run (no kill) ended (exit code 1): ImportError: cannot import name 'step' from 'agent_framework'"
+    )
