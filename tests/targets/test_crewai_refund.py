@@ -12,8 +12,19 @@ import pytest
 pytest.importorskip("crewai")
 
 from plugpull import run_scenario  # noqa: E402
+from plugpull.forkserver import ForkServers  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def forked():
+    """The fork server of tests/targets/conftest.py with a longer phase timeout: CrewAI is imported in
+    every phase (after HOME and TMPDIR point at the workdir), seconds alone, minutes on a loaded machine."""
+    forks = ForkServers()
+    yield Settings(timeout=600, forks=forks)
+    forks.close()
 
 
 def variant(key: str):

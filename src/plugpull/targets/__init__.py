@@ -511,6 +511,26 @@ _CREWAI = BuiltIn(
     ),
 )
 
+# CrewAI's @human_feedback with an async provider (HumanFeedbackPending): the approval is answered with
+# Flow.from_pending(flow_id, persistence).resume(feedback), CrewAI's documented webhook handler.
+# from_pending refuses (ValueError) once the request was answered; the request is cleared before the
+# approved listener runs, so a crash there leaves nothing pending and recovery restores the @persist state.
+CREWAI_HUMAN_FEEDBACK = "https://docs.crewai.com/en/learn/human-feedback-in-flows"
+_CREWAI_APPROVAL = BuiltIn(
+    name="crewai-approval",
+    module="crewai",
+    extra="crewai",
+    variants=(
+        Target(
+            name="crewai-approval",
+            argv=python_module("plugpull.targets.crewai_approval"),
+            framework="crewai",
+            options={"persist": "sqlite"},
+            scenario="resume-after-approval",
+        ),
+    ),
+)
+
 BUILT_INS: dict[str, BuiltIn] = {
     b.name: b
     for b in (
@@ -527,6 +547,7 @@ BUILT_INS: dict[str, BuiltIn] = {
         _PYDANTIC_AI,
         _PYDANTIC_AI_APPROVAL,
         _CREWAI,
+        _CREWAI_APPROVAL,
     )
 }
 

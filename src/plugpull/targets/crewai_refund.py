@@ -14,8 +14,9 @@ resume: ``kickoff(restore_from_state_id=...)``, the documented way to hydrate a 
 latest saved state of an earlier one. With ``--key checkpointed`` the request id saved in the
 state is the idempotency key: one refund only if the finished ``draft_refund`` is not run again.
 
-CrewAI writes under the home directory (its storage dir, telemetry ids); everything it writes
-goes to $PLUGPULL_WORKDIR: HOME and CREWAI_STORAGE_DIR point there before crewai is imported,
+CrewAI writes under the home directory (its storage dir, telemetry ids) and lock files in the
+temp directory; everything it writes goes to $PLUGPULL_WORKDIR: HOME, CREWAI_STORAGE_DIR and
+TMPDIR point there before crewai is imported,
 and telemetry / tracing / the version check are off (no network).
 """
 
@@ -25,6 +26,7 @@ import argparse
 import importlib.metadata
 import os
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -42,6 +44,11 @@ def offline_home(workdir: Path) -> None:
     os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
     os.environ["CREWAI_DISABLE_VERSION_CHECK"] = "true"
     os.environ["OTEL_SDK_DISABLED"] = "true"
+    # crewai_core.lock_store puts a file lock per SQLite persistence in tempfile.gettempdir():
+    # one /tmp/crewai:<md5>.lock per run otherwise. Processes of one run share the workdir, so
+    # they still share the lock.
+    os.environ["TMPDIR"] = str(workdir)
+    tempfile.tempdir = None  # gettempdir() caches its first answer; read TMPDIR again
 
 
 def log(message: str) -> None:

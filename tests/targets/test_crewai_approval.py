@@ -1,0 +1,44 @@
+"""CrewAI's @human_feedback under resume-after-approval: real processes, @persist (SQLite), real SIGKILL.
+
+Not in CI (CrewAI is hundreds of MB and kept out of the default environment): runs where the
+`crewai` extra is installed. An answered request is cleared, so a second approval is refused
+(from_pending raises); the request is cleared before the approved listener runs, so a kill inside
+it leaves nothing pending and recovery asks for the approval again.
+"""
+
+import signal
+
+import pytest
+
+pytest.importorskip("crewai")
+
+from plugpull.forkserver import ForkServers  # noqa: E402
+from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
+from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
+from plugpull.targets import BUILT_INS  # noqa: E402
+
+(TARGET,) = BUILT_INS["crewai-approval"].variants
+
+
+@pytest.fixture(scope="module")
+def forked():
+    """The fork server of tests/targets/conftest.py with a longer phase timeout: CrewAI is imported in
+    every phase (after HOME and TMPDIR point at the workdir), seconds alone, minutes on a loaded machine."""
+    forks = ForkServers()
+    yield Settings(timeout=600, forks=forks)
+    forks.close()
+
+
+def test_a_second_approval_is_refused_by_from_pending(forked):
+    result = run_point(TARGET, "double-resume", forked)
+    assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+    assert result.message.startswith("the second approval was refused (exit 3)")
+
+
+def test_a_recovery_after_a_kill_inside_the_approved_refund_asks_again_and_refunds_again(forked):
+    result = run_point(TARGET, "killed-after-effect", forked)
+    assert result.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
+    assert "the restored flow asks for approval again" in result.stderr
+    assert result.verdict is Verdict.FAIL
+    assert result.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
