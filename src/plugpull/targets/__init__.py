@@ -38,6 +38,10 @@ class Target:
     # one (run to completion), the killed one, the recovering one. kill-mid-tool's protocol is
     # start/resume; an approval agent's run is start (pauses), approve (killed), recover.
     phases: tuple[str, ...] = ("start", "resume")
+    # kill-mid-tool with sibling tool calls (issue 14): the effect the kill holds and the other tool
+    # call's state at the kill, unless --hold/--sibling say otherwise.
+    hold: tuple[str, int] | None = None
+    sibling: tuple[str, str] | None = None
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -411,6 +415,27 @@ _CREWAI = BuiltIn(
     ),
 )
 
+# Sibling tool calls (issue 14): the prebuilt ReAct agent's model asks for send_email (no key) and
+# charge_card (keyed by its tool call id) in one turn, and LangGraph runs them as two parallel tasks.
+# The kill lands in charge_card while send_email is finished, or while it is held too.
+_LANGGRAPH_SIBLINGS = BuiltIn(
+    name="langgraph-siblings",
+    module="langgraph",
+    extra="langgraph",
+    variants=tuple(
+        Target(
+            name="langgraph-siblings",
+            argv=python_module("plugpull.examples.langgraph_react_two_tools", "--durability", durability),
+            framework="langgraph",
+            options={"durability": durability, "hold": "charge_card", "sibling": f"send_email:{state}"},
+            hold=("charge_card", 1),
+            sibling=("send_email", state),
+        )
+        for durability in ("sync", "async")
+        for state in ("finished", "running")
+    ),
+)
+
 BUILT_INS: dict[str, BuiltIn] = {
     b.name: b
     for b in (
@@ -426,6 +451,7 @@ BUILT_INS: dict[str, BuiltIn] = {
         _DBOS,
         _PYDANTIC_AI,
         _CREWAI,
+        _LANGGRAPH_SIBLINGS,
     )
 }
 
