@@ -436,6 +436,26 @@ _LANGGRAPH_SIBLINGS = BuiltIn(
     ),
 )
 
+# Sibling tool calls in the OpenAI Agents SDK: two function calls in one model response, run as
+# concurrent tasks; recovered from the approved RunState the app saved (no key on send_email).
+_OPENAI_AGENTS_SIBLINGS = BuiltIn(
+    name="openai-agents-siblings",
+    module="agents",
+    extra="openai-agents",
+    variants=tuple(
+        Target(
+            name="openai-agents-siblings",
+            argv=python_module("plugpull.targets.openai_agents_siblings"),
+            framework="openai-agents",
+            options={"hold": "charge_card", "sibling": f"send_email:{state}"},
+            result_ignore=("reply_id",),
+            hold=("charge_card", 1),
+            sibling=("send_email", state),
+        )
+        for state in ("finished", "running")
+    ),
+)
+
 BUILT_INS: dict[str, BuiltIn] = {
     b.name: b
     for b in (
@@ -452,6 +472,7 @@ BUILT_INS: dict[str, BuiltIn] = {
         _PYDANTIC_AI,
         _CREWAI,
         _LANGGRAPH_SIBLINGS,
+        _OPENAI_AGENTS_SIBLINGS,
     )
 }
 
