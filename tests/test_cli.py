@@ -407,3 +407,26 @@ def test_every_boundary_prints_one_line_per_boundary_with_its_place_and_json_kee
     assert result["evidence"]["boundary"]["index"] == 3
     assert result["evidence"]["boundary"]["of"] == 6
     assert result["evidence"]["boundary"]["label"] == "effect refund 1"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--sibling", "send_email:finished"], "--sibling needs --hold NAME"),
+        (["--hold", "charge_card", "--sibling", "send_email"], "expected NAME:STATE"),
+        (["--hold", "charge_card", "--sibling", "send_email:done"], "expected NAME:STATE"),
+        (["--hold", "charge_card", "--sibling", "charge_card:running"], "must be another effect"),
+        (["--scenario", "every-boundary", "--sibling", "send_email:running"], "does not apply to every-boundary"),
+    ],
+)
+def test_a_bad_sibling_is_one_line_exit_2(args, says, tmp_path):
+    run = plugpull("--agent", agent("-c", "pass"), *args, tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert says in run.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_sibling_applies_to_kill_mid_tool_only(tmp_path):
+    run = plugpull("--target", "openai-agents-approval", "--hold", "refund", "--sibling", "email:running", tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "--sibling applies to kill-mid-tool" in run.stderr
