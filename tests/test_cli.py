@@ -454,3 +454,26 @@ def test_resume_after_upgrade_starts_with_the_first_command_and_resumes_with_the
     assert result["evidence"]["clean"]["start"]["argv"][-3:] == ["1.0", "accept", "start"]
     assert result["evidence"]["clean_resume"]["start"]["argv"][-3:] == ["2.0", "refuse", "start"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--sibling", "send_email:finished"], "--sibling needs --hold NAME"),
+        (["--hold", "charge_card", "--sibling", "send_email"], "expected NAME:STATE"),
+        (["--hold", "charge_card", "--sibling", "send_email:done"], "expected NAME:STATE"),
+        (["--hold", "charge_card", "--sibling", "charge_card:running"], "must be another effect"),
+        (["--scenario", "every-boundary", "--sibling", "send_email:running"], "does not apply to every-boundary"),
+    ],
+)
+def test_a_bad_sibling_is_one_line_exit_2(args, says, tmp_path):
+    run = plugpull("--agent", agent("-c", "pass"), *args, tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert says in run.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_sibling_applies_to_kill_mid_tool_only(tmp_path):
+    run = plugpull("--target", "openai-agents-approval", "--hold", "refund", "--sibling", "email:running", tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "--sibling applies to kill-mid-tool" in run.stderr

@@ -81,3 +81,40 @@ def test_a_hold_that_no_call_matches_holds_nothing():
     p.arm("after-effect", hold=("refund", 1))
     _, hold = p.receive("charge", None, pid=1)
     assert not hold and p.held is None and not p.held_event.is_set()
+
+
+def test_a_finished_sibling_is_answered_and_ready_once_answered():
+    p = Provider()
+    p.arm("after-effect", hold=("charge", 1), sibling=("email", "finished"))
+    _, held = p.receive("charge", "k", pid=7)
+    assert held and not p.sibling_ready()
+    call, hold = p.receive("email", None, pid=7)
+    assert not hold and call.recorded and not p.sibling_ready()
+    p.answer(call)
+    assert p.sibling_ready() and p.held.name == "charge"
+
+
+def test_a_running_sibling_is_held_at_the_point_even_when_it_calls_first():
+    p = Provider()
+    p.arm("before-effect", hold=("charge", 1), sibling=("email", "running"))
+    call, hold = p.receive("email", None, pid=7)
+    assert hold and call.held_at == "before-effect" and not call.recorded
+    assert p.sibling_ready() and not p.held_event.is_set()
+    _, held = p.receive("charge", "k", pid=7)
+    assert held and p.held.name == "charge"
+    assert p.counts() == {"email": 0, "charge": 0}
+
+
+def test_only_the_siblings_first_call_is_taken():
+    p = Provider()
+    p.arm("after-effect", hold=("charge", 1), sibling=("email", "running"))
+    p.receive("email", None, pid=7)
+    _, hold = p.receive("email", None, pid=7)
+    assert not hold
+
+
+def test_a_sibling_needs_a_hold_of_another_name_and_a_known_state():
+    p = Provider()
+    for hold, sibling in [(None, ("email", "finished")), (("email", 1), ("email", "running")), (("c", 1), ("e", "x"))]:
+        with pytest.raises(ValueError):
+            p.arm("after-effect", hold=hold, sibling=sibling)

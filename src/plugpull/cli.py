@@ -70,6 +70,14 @@ def build_parser() -> ArgParser:
         "without it, the first call of any effect",
     )
     parser.add_argument(
+        "--sibling",
+        metavar="NAME:STATE",
+        default=None,
+        help="kill-mid-tool with --hold: another tool call of the same model turn, and its state when the "
+        "held call is killed: NAME:finished (its effect call answered) or NAME:running (its effect call "
+        "held too, so both are in flight)",
+    )
+    parser.add_argument(
         "--boundary",
         action="append",
         default=[],
@@ -204,6 +212,11 @@ def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) ->
         args.hold = parse_hold(hold)
         if not any(t.scenario in HOLDING_SCENARIOS for t in chosen):
             raise UsageError(f"--hold applies to {', '.join(HOLDING_SCENARIOS)}; no selected target runs one")
+    sibling = getattr(args, "sibling", None)
+    if sibling is not None:
+        args.sibling = parse_sibling(sibling, args.hold)
+        if not any(t.scenario == "kill-mid-tool" for t in chosen):
+            raise UsageError("--sibling applies to kill-mid-tool; no selected target runs it")
     why = suite.unselected_points(chosen, getattr(args, "point", []) or [])
     if why is not None:
         raise UsageError(why)
@@ -252,6 +265,8 @@ def select_boundary_targets(args: argparse.Namespace) -> list[targets_mod.Target
         raise UsageError("--jobs must be a whole number >= 1")
     if args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    if getattr(args, "sibling", None) is not None:
+        raise UsageError("--sibling does not apply to every-boundary (it applies to kill-mid-tool)")
     if getattr(args, "hold", None) is not None:
         raise UsageError("--hold does not apply to every-boundary (it holds every boundary in turn; use --boundary)")
     if args.random_kills:
@@ -278,6 +293,23 @@ def parse_hold(spec: str) -> tuple[str, int]:
     if not name or not nth.isdigit() or int(nth) < 1:
         raise UsageError(f"--hold {spec!r}: expected NAME or NAME:N with N a whole number >= 1, e.g. charge_card:2")
     return name, int(nth)
+
+
+def parse_sibling(spec: str, hold: tuple[str, int] | None) -> tuple[str, str]:
+    """``NAME:STATE`` -> (NAME, STATE), STATE one of provider.SIBLING_STATES; needs a --hold of another name."""
+    from plugpull.provider import SIBLING_STATES
+
+    name, sep, state = spec.rpartition(":")
+    if not sep or not name or state not in SIBLING_STATES:
+        raise UsageError(
+            f"--sibling {spec!r}: expected NAME:STATE with STATE one of {', '.join(SIBLING_STATES)}, "
+            "e.g. send_email:finished"
+        )
+    if hold is None:
+        raise UsageError("--sibling needs --hold NAME: the call the kill lands in, beside the sibling")
+    if name == hold[0]:
+        raise UsageError(f"--sibling {spec!r}: the sibling must be another effect than --hold {hold[0]}")
+    return name, state
 
 
 def check_writable_dir(path: str) -> None:
@@ -322,6 +354,7 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_pro
         keep_workdir=args.keep_workdir,
         workdir_root=args.workdir,
         hold=args.hold,
+        sibling=getattr(args, "sibling", None),
         boundaries=tuple(getattr(args, "boundary", ()) or ()),
         random_kills=getattr(args, "random_kills", 0) or 0,
     )

@@ -113,6 +113,10 @@ class KillEvidence:
     resumed: list[Any] = field(default_factory=list)
     result_ignore: list[str] = field(default_factory=list)
     hold: str | None = None  # --hold NAME:N in force; None: the first call of any effect is held
+    # --sibling NAME:STATE in force (None: none): the other tool call of the same model turn, and how
+    # it stood at the kill: {"name", "state", "ready", "call", "open"} (scenarios.held_kill).
+    sibling_spec: str | None = None
+    sibling: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))

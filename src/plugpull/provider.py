@@ -21,6 +21,11 @@ from dataclasses import dataclass, field
 
 POINTS = ("before-effect", "after-effect")
 
+#: What a sibling tool call (another tool of the same model turn) is doing when the held one is
+#: killed: "finished": its effect call was recorded and answered; "running": its effect call is
+#: held too, at the same point, so both tools are in flight at the kill.
+SIBLING_STATES = ("finished", "running")
+
 
 @dataclass
 class EffectCall:
@@ -78,19 +83,33 @@ class Provider:
     marks: list[EffectCall] = field(default_factory=list)
     _step: tuple[str, str, int, str] | None = None  # (kind, name, N, side) armed by arm_step
     _step_seen: int = 0
+    # Sibling tool calls: (NAME, state) armed with arm(); the sibling's first effect call from arm().
+    sibling_want: tuple[str, str] | None = None
+    sibling: EffectCall | None = None
+    sibling_event: threading.Event = field(default_factory=threading.Event)
 
-    def arm(self, point: str | None, hold: tuple[str, int] | None = None) -> None:
+    def arm(
+        self, point: str | None, hold: tuple[str, int] | None = None, sibling: tuple[str, str] | None = None
+    ) -> None:
         """Hold a call at ``point`` (one of :data:`POINTS`); None answers every call.
 
         ``hold`` (NAME, N) picks the N-th call of effect NAME from now on; without it, the next
         call of any effect. With parallel tool calls either tool may call first, so only a
         named hold says which effect the kill lands in.
+
+        ``sibling`` (NAME, state) names another tool's effect whose state the kill waits for
+        (:meth:`sibling_ready`): "finished" answers its first call as usual; "running" holds its
+        first call at ``point`` as well, so the kill finds both calls held.
         """
         if point is not None and point not in POINTS:
             raise ValueError(f"unknown kill point {point!r}; known: {', '.join(POINTS)}")
+        if sibling is not None and (sibling[1] not in SIBLING_STATES or hold is None or sibling[0] == hold[0]):
+            raise ValueError(f"cannot wait for sibling {sibling!r} with hold {hold!r}")
         with self._lock:
             self._armed, self._hold, self._hold_seen = point, hold, 0
             self._step = None
+            self.sibling_want, self.sibling = (sibling if point is not None else None), None
+            self.sibling_event.clear()
 
     def arm_step(self, kind: str, name: str, nth: int, side: str) -> None:
         """Hold the N-th occurrence (from now on) of one step, on one side of it (every-boundary).
@@ -167,6 +186,8 @@ class Provider:
             step_point = self._holds_step("effect", name, None)
             if step_point is not None:
                 point, hold = step_point, True
+            if not hold and self._is_sibling(call):
+                return self._take_sibling(call)
             if hold:
                 self._armed = None
                 call.held_at = point
@@ -176,6 +197,35 @@ class Provider:
                 self.held = call
                 self.held_event.set()
             return call, hold
+
+    def _is_sibling(self, call: EffectCall) -> bool:
+        return self.sibling_want is not None and self.sibling is None and call.name == self.sibling_want[0]
+
+    def _take_sibling(self, call: EffectCall) -> tuple[EffectCall, bool]:
+        """The sibling's first call: held at the kill point ("running"), else recorded and answered."""
+        self.sibling = call
+        running = self.sibling_want[1] == "running"
+        if running:
+            # The held call's point, or the one armed if the sibling comes first.
+            call.held_at = self.held.held_at if self.held is not None else self._armed
+        if not (running and call.held_at == "before-effect"):
+            self._record(call)
+        if running:
+            self.sibling_event.set()
+        return call, running
+
+    def sibling_ready(self) -> bool:
+        """True when no sibling is asked for, or the sibling is where the kill wants it.
+
+        "running": its call is held. "finished": its call was answered (the reply is on its way
+        to the tool; the framework may still be saving the tool's output when the kill lands).
+        """
+        with self._lock:
+            if self.sibling_want is None:
+                return True
+            if self.sibling is None:
+                return False
+            return self.sibling.held_at is not None if self.sibling_want[1] == "running" else self.sibling.answered
 
     def _record(self, call: EffectCall) -> None:
         if call.key is None:

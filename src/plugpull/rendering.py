@@ -59,9 +59,13 @@ def summary_of(result: Result) -> str | None:
     return call_summary(calls, phase, who)
 
 
-def held_call(calls: list[dict]) -> str | None:
-    """The held call as NAME#N (the N-th call of NAME in its phase), or None if none was held."""
-    held = next((c for c in calls if c.get("held_at")), None)
+def held_call(calls: list[dict], name: str | None = None) -> str | None:
+    """The held call as NAME#N (the N-th call of NAME in its phase), or None if none was held.
+
+    ``name``: the call the kill was aimed at, when another call was held beside it (a sibling held
+    with --sibling NAME:running may arrive first).
+    """
+    held = next((c for c in calls if c.get("held_at") and name in (None, c["name"])), None)
     if held is None:
         return None
     n = sum(1 for c in calls if c["phase"] == held["phase"] and c["name"] == held["name"] and c["seq"] <= held["seq"])
@@ -82,7 +86,7 @@ def shown_point(result: Result) -> str:
             return f"boundary {place['index']}/{place['of']} {result.point}{background}"
         landed = result.evidence.get("landed")
         return f"{result.point}: {landed}" if landed else result.point
-    held = held_call(result.evidence.get("calls") or [])
+    held = held_call(result.evidence.get("calls") or [], result.evidence.get("held_name"))
     return result.point if held is None else f"{result.point} {held}"
 
 

@@ -179,3 +179,69 @@ def test_a_faulted_start_that_never_calls_after_a_clean_run_that_did_hints_at_st
     judgement = prove_kill(ev)
     assert judgement.verdict is Verdict.ERROR
     assert "is the agent's state kept outside PLUGPULL_WORKDIR?" in judgement.message
+
+
+# --sibling (issue 14): a kill not beside the asked-for sibling state is ERROR, never judged.
+
+
+def sibling_call(**changes) -> dict:
+    call = {"seq": 2, "phase": "start", "name": "email", "key": None, "pid": 100, "group": 100}
+    call.update({"recorded": True, "held_at": None, "answered": True}, **changes)
+    return call
+
+
+def with_sibling(state="finished", ready=True, call=None, open_=False, **changes):
+    ev = proven(**{"counts": {"charge": 1, "email": 1}, "held_name": "charge", **changes})
+    ev.clean = replace(ev.clean, counts={"charge": 1, "email": 1})
+    call = sibling_call() if call is None else call
+    ev.sibling_spec = f"email:{state}"
+    ev.sibling = {"name": "email", "state": state, "ready": ready, "call": call, "open": open_}
+    return ev
+
+
+def test_a_kill_beside_a_finished_sibling_is_judged_on_the_effects():
+    assert judge_kill_mid_tool(with_sibling()).verdict is Verdict.PASS
+
+
+def test_a_kill_beside_a_held_open_sibling_is_judged_on_the_effects():
+    call = sibling_call(held_at="after-effect", answered=False)
+    assert judge_kill_mid_tool(with_sibling("running", call=call, open_=True)).verdict is Verdict.PASS
+
+
+def test_a_sibling_that_never_called_is_an_error_naming_it():
+    ev = with_sibling()
+    ev.sibling["call"] = None
+    j = judge_kill_mid_tool(ev)
+    assert j.verdict is Verdict.ERROR
+    assert j.message.startswith("sibling email never called record_effect while charge was held")
+
+
+def test_a_sibling_not_in_the_asked_state_at_the_kill_is_an_error():
+    j = judge_kill_mid_tool(with_sibling("finished", ready=False, call=sibling_call(answered=False)))
+    assert j.verdict is Verdict.ERROR
+    assert j.message.startswith("sibling email was not yet answered, not finished, when the kill was sent")
+
+
+def test_a_sibling_from_outside_the_killed_group_is_an_error():
+    j = judge_kill_mid_tool(with_sibling(call=sibling_call(group=999)))
+    assert j.verdict is Verdict.ERROR and "outside the killed group 100" in j.message
+
+
+def test_a_running_sibling_whose_call_closed_before_the_kill_is_an_error():
+    call = sibling_call(held_at="after-effect", answered=False)
+    j = judge_kill_mid_tool(with_sibling("running", call=call, open_=False))
+    assert (
+        j.verdict is Verdict.ERROR
+        and j.message == "sibling email's held call was no longer open when the kill was sent"
+    )
+
+
+def test_a_duplicated_finished_sibling_fails_as_done_before_the_kill_and_again():
+    calls = [
+        {"seq": 1, "phase": "start", "name": "charge", "key": "k", "pid": 100, "held_at": "after-effect"},
+        sibling_call(),
+        {"seq": 3, "phase": "resume", "name": "email", "key": None, "pid": 200, "recorded": True},
+    ]
+    j = judge_kill_mid_tool(with_sibling(counts={"charge": 1, "email": 2}, calls=calls))
+    assert j.verdict is Verdict.FAIL
+    assert j.message.endswith("email was done before the kill and again by resume")

@@ -212,3 +212,25 @@ def test_the_orphans_plugpull_adopts_are_reaped():
         if fields[0] == "Z" and int(fields[1]) == me:
             zombies.append(int(entry))
     assert zombies == []
+
+
+def two_tools(how: str) -> Target:
+    return Target(name="agent", argv=(sys.executable, str(AGENTS / "two_tools.py"), how))
+
+
+@pytest.mark.parametrize("state", ["finished", "running"])
+def test_a_kill_beside_a_sibling_in_threads_is_proven_and_judged(state):
+    settings = Settings(timeout=30, hold=("charge", 1), sibling=("email", state))
+    result = run_point(two_tools("threads"), "after-effect", settings)
+    assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+    sibling = result.evidence["sibling"]
+    assert sibling["ready"] and sibling["call"]["group"] == result.evidence["proof"]["group"]
+    assert (sibling["call"]["held_at"] == "after-effect") is (state == "running")
+
+
+def test_a_sibling_that_runs_only_after_the_held_tool_is_an_error():
+    # charge is held, and email comes only once charge returns: email can be neither finished nor running.
+    settings = Settings(timeout=1, hold=("charge", 1), sibling=("email", "running"))
+    result = run_point(two_tools("sequential"), "before-effect", settings)
+    assert result.verdict is Verdict.ERROR
+    assert result.message.startswith("sibling email never called record_effect while charge was held")

@@ -15,7 +15,42 @@ def prove_kill(ev: KillEvidence) -> Judgement | None:
     unproven = prove_held_kill("start", ev.start, ev.proof, bool(ev.calls), point, ev.start_timeout)
     if unproven is not None and not ev.calls and ev.start.returncode == 0 and ev.clean and ev.clean.counts:
         return error(f"{unproven.message}; {STATE_OUTSIDE_WORKDIR}", show="start")
-    return unproven
+    return unproven or prove_sibling(ev)
+
+
+def prove_sibling(ev: KillEvidence) -> Judgement | None:
+    """With --sibling: None when the sibling's effect call was in the asked-for state at the kill.
+
+    "finished": the sibling's call was answered before SIGKILL; "running": it was held too, its
+    connection still open, from the killed group. Otherwise the line is not the one asked for: ERROR.
+    """
+    if ev.sibling_spec is None:
+        return None
+    held = ev.held_name or "the held call"
+    sib = ev.sibling
+    if sib is None or sib.get("call") is None:
+        name = sib["name"] if sib else ev.sibling_spec.split(":")[0]
+        return error(
+            f"sibling {name} never called record_effect while {held} was held "
+            f"(the framework did not run the two tool calls at once within {ev.start_timeout:g}s)",
+            show="start",
+        )
+    call, name, state = sib["call"], sib["name"], sib["state"]
+    if not sib.get("ready"):
+        doing = "held" if call.get("held_at") else ("answered" if call.get("answered") else "not yet answered")
+        return error(
+            f"sibling {name} was {doing}, not {state}, when the kill was sent (timed out after {ev.start_timeout:g}s)",
+            show="start",
+        )
+    if ev.proof is not None and call.get("group") != ev.proof.group:
+        return error(
+            f"sibling {name}'s call came from process group {call.get('group')}, outside the killed group "
+            f"{ev.proof.group}",
+            show="start",
+        )
+    if state == "running" and not sib.get("open"):
+        return error(f"sibling {name}'s held call was no longer open when the kill was sent", show="start")
+    return None
 
 
 def redone(calls: list[dict]) -> list[str]:

@@ -26,6 +26,8 @@ class HeldKill:
     proof: KillProof | None = None  # None: no call was ever held
     held_name: str | None = None
     counts_at_kill: dict[str, int] = field(default_factory=dict)
+    # --sibling: the other tool's effect call as it stood when SIGKILL was sent (None: none asked for).
+    sibling: dict | None = None
 
 
 def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: float) -> HeldKill:
@@ -39,11 +41,16 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
         return HeldKill(outcome=running)
     provider = channel.provider
     deadline = time.monotonic() + timeout
-    while not provider.held_event.wait(POLL):
+    # With a sibling asked for, the held call alone is not enough: the kill also waits for the
+    # sibling's call to be answered ("finished") or held as well ("running").
+    while not (provider.held_event.wait(POLL) and provider.sibling_ready()):
         running.tracker.scan()
         if running.poll() is not None or time.monotonic() > deadline:
             break
+        if provider.held_event.is_set():
+            time.sleep(POLL)
     call = provider.held
+    sibling = sibling_at_kill(provider) if call is not None else None
     proof, held_name = None, None
     if call is not None:
         # Read by the channel when the call arrived, before the provider could hold it (and so
@@ -77,7 +84,28 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
         kill_group(running.pgid)
         running.wait_reaped()
     kill_group(running.pgid)
-    return HeldKill(outcome=running.finish(), proof=proof, held_name=held_name, counts_at_kill=provider.counts())
+    return HeldKill(
+        outcome=running.finish(),
+        proof=proof,
+        held_name=held_name,
+        counts_at_kill=provider.counts(),
+        sibling=sibling,
+    )
+
+
+def sibling_at_kill(provider) -> dict | None:
+    """The asked-for sibling as it stood just before SIGKILL: its call (or None) and whether it was ready."""
+    if provider.sibling_want is None:
+        return None
+    name, state = provider.sibling_want
+    call = provider.sibling
+    return {
+        "name": name,
+        "state": state,
+        "ready": provider.sibling_ready(),
+        "call": None if call is None else call.to_dict(),
+        "open": call is not None and call.closed_at is None,  # its connection still open at the kill
+    }
 
 
 def wait_group_gone(pgid: int, limit: float = 1.0) -> list[int]:

@@ -32,11 +32,12 @@ __all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
 def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
     """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
     killed = kill_at_held_call(channel, running, timeout)
-    ev.start, ev.proof, ev.held_name, ev.counts_at_kill = (
+    ev.start, ev.proof, ev.held_name, ev.counts_at_kill, ev.sibling = (
         killed.outcome,
         killed.proof,
         killed.held_name,
         killed.counts_at_kill,
+        killed.sibling,
     )
 
 
@@ -71,6 +72,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     if point not in POINTS:
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
+    if settings.hold is None and target.hold is not None:
+        # A sibling target's own hold and sibling state; --hold/--sibling replace both.
+        settings = replace(settings, hold=target.hold, sibling=target.sibling)
     began = time.monotonic()
     ev = KillEvidence(
         point=point,
@@ -78,6 +82,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         start_timeout=settings.timeout,
         resume_timeout=settings.timeout,
         hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
+        sibling_spec=None if settings.sibling is None else "{}:{}".format(*settings.sibling),
     )
     ev.clean = clean_run(target, settings)
     ev.golden = list(ev.clean.results)
@@ -97,7 +102,7 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         channel.phase = "start"
-        channel.provider.arm(point, hold=settings.hold)
+        channel.provider.arm(point, hold=settings.hold, sibling=settings.sibling)
         started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
         spawned.append(started)
         run_start(channel, started, ev, settings.timeout)

@@ -41,6 +41,10 @@ class Target:
     # resume-after-upgrade: the command that resumes, in the other environment (release B); ``argv``
     # starts the run on release A. Empty for every other scenario.
     resume_argv: tuple[str, ...] = ()
+    # kill-mid-tool with sibling tool calls (issue 14): the effect the kill holds and the other tool
+    # call's state at the kill, unless --hold/--sibling say otherwise.
+    hold: tuple[str, int] | None = None
+    sibling: tuple[str, str] | None = None
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -531,6 +535,47 @@ _CREWAI_APPROVAL = BuiltIn(
     ),
 )
 
+# Sibling tool calls (issue 14): the prebuilt ReAct agent's model asks for send_email (no key) and
+# charge_card (keyed by its tool call id) in one turn, and LangGraph runs them as two parallel tasks.
+# The kill lands in charge_card while send_email is finished, or while it is held too.
+_LANGGRAPH_SIBLINGS = BuiltIn(
+    name="langgraph-siblings",
+    module="langgraph",
+    extra="langgraph",
+    variants=tuple(
+        Target(
+            name="langgraph-siblings",
+            argv=python_module("plugpull.examples.langgraph_react_two_tools", "--durability", durability),
+            framework="langgraph",
+            options={"durability": durability, "hold": "charge_card", "sibling": f"send_email:{state}"},
+            hold=("charge_card", 1),
+            sibling=("send_email", state),
+        )
+        for durability in ("sync", "async")
+        for state in ("finished", "running")
+    ),
+)
+
+# Sibling tool calls in the OpenAI Agents SDK: two function calls in one model response, run as
+# concurrent tasks; recovered from the approved RunState the app saved (no key on send_email).
+_OPENAI_AGENTS_SIBLINGS = BuiltIn(
+    name="openai-agents-siblings",
+    module="agents",
+    extra="openai-agents",
+    variants=tuple(
+        Target(
+            name="openai-agents-siblings",
+            argv=python_module("plugpull.targets.openai_agents_siblings"),
+            framework="openai-agents",
+            options={"hold": "charge_card", "sibling": f"send_email:{state}"},
+            result_ignore=("reply_id",),
+            hold=("charge_card", 1),
+            sibling=("send_email", state),
+        )
+        for state in ("finished", "running")
+    ),
+)
+
 BUILT_INS: dict[str, BuiltIn] = {
     b.name: b
     for b in (
@@ -548,6 +593,8 @@ BUILT_INS: dict[str, BuiltIn] = {
         _PYDANTIC_AI_APPROVAL,
         _CREWAI,
         _CREWAI_APPROVAL,
+        _LANGGRAPH_SIBLINGS,
+        _OPENAI_AGENTS_SIBLINGS,
     )
 }
 

@@ -1,0 +1,152 @@
+"""An OpenAI Agents SDK app whose model asks for two tools in one turn: the `openai-agents-siblings` target.
+
+    python -m plugpull.targets.openai_agents_siblings start|resume
+
+The scripted offline model answers the first turn with two function calls in one response,
+``send_email`` (the mail API takes no key) and ``charge_card`` (keyed by the SDK's tool call id,
+``ToolContext.tool_call_id``). The SDK runs the function tools of one response as concurrent
+asyncio tasks; each tool awaits its blocking API call in a thread (``asyncio.to_thread``), as an
+async tool over a blocking client does, so both calls are in flight at once.
+
+Both tools need approval (``function_tool(needs_approval=True)``), which is what gives the app a
+durable record to recover from, the way the SDK docs ("Human-in-the-loop") describe: the SDK saves
+nothing on its own while tools run.
+
+start:  run to the two approvals; approve both; save ``RunState.to_json()`` to
+        $PLUGPULL_WORKDIR/approved.json; run the state to the end (the kill lands here).
+resume: restore approved.json with ``await RunState.from_json(agent, saved)`` and run it again
+        (the SDK's only way to continue a run it did not finish).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+from agents.run_state import RunState
+from agents.tool_context import ToolContext
+from agents.usage import Usage
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
+from plugpull.client import announce, record_effect, record_result
+from plugpull.targets.openai_agents_app import outcome, workdir
+
+APPROVED = "approved.json"
+ORDER = "B-2002"
+
+
+def log(message: str) -> None:
+    print(f"openai_agents_siblings: {message}", file=sys.stderr, flush=True)
+
+
+@function_tool(needs_approval=True)
+async def send_email(to: str) -> str:
+    """Email the receipt to the customer."""
+    await asyncio.to_thread(record_effect, "send_email")  # plugpull: the mail API has no idempotency key
+    return f"receipt sent to {to}"
+
+
+@function_tool(needs_approval=True)
+async def charge_card(ctx: ToolContext[Any], cents: int) -> str:
+    """Charge the customer's card."""
+    await asyncio.to_thread(record_effect, "charge_card", key=ctx.tool_call_id)  # plugpull: keyed by call id
+    return f"charged {cents} cents"
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+class TwoToolModel(Model):
+    """Both tools in one response until the conversation holds their outputs, then a summary.
+
+    Decides from the conversation (start and resume are two processes); new ids on every call.
+    """
+
+    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        if not any(_field(i, "type") == "function_call_output" for i in items):
+            output: list[Any] = [
+                ResponseFunctionToolCall(
+                    type="function_call",
+                    call_id=f"call_{secrets.token_hex(6)}",
+                    name=name,
+                    arguments=json.dumps(args),
+                    status="completed",
+                )
+                for name, args in (("send_email", {"to": "b@example.com"}), ("charge_card", {"cents": 4200}))
+            ]
+        else:
+            reply_id = f"msg_{secrets.token_hex(6)}"
+            text = f"Charged the card and emailed the receipt (reply {reply_id})."
+            output = [
+                ResponseOutputMessage(
+                    id=reply_id,
+                    type="message",
+                    role="assistant",
+                    status="completed",
+                    content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+                )
+            ]
+        return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("this app runs Runner.run, not run_streamed")
+
+
+def build_agent() -> Agent:
+    return Agent(
+        name="Orders",
+        instructions="Charge the order and email the receipt.",
+        model=TwoToolModel(),
+        tools=[send_email, charge_card],
+    )
+
+
+async def start(agent: Agent, where: Path) -> int:
+    result = await Runner.run(agent, f"Charge order {ORDER} and email the receipt.")
+    names = sorted(i.name for i in result.interruptions)
+    if names != ["charge_card", "send_email"]:
+        log(f"expected approvals of charge_card and send_email in one turn, got {names}")
+        return 1
+    state = result.to_state()
+    for item in state.get_interruptions():
+        state.approve(item)
+    (where / APPROVED).write_text(json.dumps(state.to_json()))
+    return await finish(agent, state)
+
+
+async def resume(agent: Agent, where: Path) -> int:
+    path = where / APPROVED
+    if not path.exists():
+        log(f"nothing to resume: no {APPROVED}")
+        return 1
+    return await finish(agent, await RunState.from_json(agent, json.loads(path.read_text())))
+
+
+async def finish(agent: Agent, state: RunState) -> int:
+    result = await Runner.run(agent, state)
+    record_result(outcome(result.final_output))  # plugpull: the run's outcome
+    log(f"done: {result.final_output}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    phases = {"start": start, "resume": resume}
+    if len(argv) != 1 or argv[0] not in phases:
+        print("usage: python -m plugpull.targets.openai_agents_siblings {start,resume}", file=sys.stderr)
+        return 2
+    set_tracing_disabled(True)
+    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))
+    return asyncio.run(phases[argv[0]](build_agent(), workdir()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

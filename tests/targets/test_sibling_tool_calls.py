@@ -1,0 +1,45 @@
+"""Sibling tool calls (issue 14) with real frameworks and SIGKILL: the kill lands in charge_card while
+send_email, asked for in the same model turn, is finished or held too."""
+
+import pytest
+
+from plugpull.results import Verdict
+from plugpull.scenarios.kill_mid_tool import run_point
+from plugpull.targets import BUILT_INS
+
+LINES = [
+    (name, target, point)
+    for name, module in (("langgraph-siblings", "langgraph.prebuilt"), ("openai-agents-siblings", "agents"))
+    for target in BUILT_INS[name].variants
+    if target.options.get("durability", "sync") == "sync"
+    for point in ("before-effect", "after-effect")
+]
+
+
+@pytest.mark.parametrize(("name", "target", "point"), LINES, ids=lambda v: v if isinstance(v, str) else None)
+def test_the_kill_lands_in_charge_card_beside_the_sibling_in_the_asked_state(name, target, point, forked):
+    pytest.importorskip("langgraph.prebuilt" if name == "langgraph-siblings" else "agents")
+    result = run_point(target, point, forked)
+    assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
+    ev = result.evidence
+    assert ev["held_name"] == "charge_card"
+    sibling, state = ev["sibling"], target.sibling[1]
+    assert sibling["name"] == "send_email" and sibling["state"] == state and sibling["ready"]
+    call = sibling["call"]
+    # The sibling's call came from the killed process group, in start, before the kill.
+    assert call["phase"] == "start" and call["group"] == ev["proof"]["group"]
+    if state == "finished":
+        assert call["answered"] and call["recorded"] and not call["held_at"]
+    else:
+        assert call["held_at"] == point and not call["answered"] and sibling["open"]
+        assert call["recorded"] is (point == "after-effect")
+    # charge_card is keyed by the tool call id the framework saved before the tools ran (LangGraph
+    # sync durability; the SDK's approved RunState), so resume's repeat is the same charge.
+    assert ev["counts"]["charge_card"] == 1
+    # Whatever the verdict, it is the unkeyed email: sent before the kill and again by resume, or once.
+    assert ev["counts"]["send_email"] in (1, 2)
+    if result.verdict is Verdict.FAIL:
+        assert ev["counts"]["send_email"] == 2 and "send_email" in result.message
+    if state == "running" and point == "before-effect":
+        # Neither effect was made before the kill: resume makes each once.
+        assert result.verdict is Verdict.PASS, result.message
