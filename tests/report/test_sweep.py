@@ -33,13 +33,21 @@ def test_a_range_that_is_not_pep_440_is_one_line_of_bad_input():
         sweep.select(["1.0"], "from 1.0")
 
 
-def test_a_generated_in_pins_the_release_under_a_generated_header_and_keeps_its_siblings():
-    source = "# hand-written\nlanggraph==1.2.24\nlanggraph-checkpoint-sqlite>=3.1,<3.2\nipykernel\n"
+def test_a_generated_in_pins_the_release_under_a_generated_header_and_frees_its_siblings_bounds():
+    source = (
+        "# hand-written\nlanggraph==1.2.24\nlanggraph-checkpoint-sqlite>=3.1,<3.2\nipykernel\n"
+        "pydantic-ai-slim[dbos]>=1 ; python_version >= '3.11'\n"
+    )
     released = dt.datetime(2025, 10, 1, 12, tzinfo=dt.timezone.utc)
     text = sweep.in_text(source, "langgraph", "1.0.0", released + sweep.RELEASE_SLACK, released)
     assert text.startswith(sweep.GENERATED)
     assert "--exclude-newer 2025-10-02T12:00:00+00:00" in text.splitlines()[0]
-    assert text.splitlines()[2:] == ["langgraph==1.0.0", "langgraph-checkpoint-sqlite>=3.1,<3.2", "ipykernel"]
+    assert text.splitlines()[2:] == [
+        "langgraph==1.0.0",
+        "langgraph-checkpoint-sqlite",
+        "ipykernel",
+        "pydantic-ai-slim[dbos] ; python_version >= '3.11'",
+    ]
 
 
 def test_a_record_that_failed_makes_every_swept_line_cannot_run_with_its_reason(tmp_path):

@@ -3,7 +3,8 @@
 1. The package index lists the releases (``pip index versions``: the index's own answer, no HTML scraping),
    filtered by the PEP 440 range of ``--versions`` (pre-releases left out).
 2. Each release gets a hash-locked pin set beside the hand-written ones, ``pins/<dist>-<version>.{in,txt}``:
-   the finding's newest ``.in`` with the framework's pin changed, marked generated in its header, compiled
+   the finding's newest ``.in`` with the framework's pin changed and its siblings' bounds dropped, marked
+   generated in its header, compiled
    with ``uv pip compile --generate-hashes --exclude-newer <upload time + 1 day>``. Resolving as of the
    release keeps its siblings from that time too: today's ``langgraph-prebuilt`` imports names an old
    ``langgraph`` lacks, so a plain resolve would measure a broken install, not the release
@@ -174,8 +175,21 @@ def in_text(source: str, package: str, version: str, cutoff: dt.datetime, releas
         name = re.split(r"[\s=<>!~;\[]", line.strip(), maxsplit=1)[0]
         if name and re.sub(r"[-_.]+", "-", name).lower() == wanted:
             line = f"{package}=={version}"
+        elif name:
+            # A sibling's bounds in the template belong to the template's release (langgraph 1.2.24 wants
+            # langgraph-checkpoint-sqlite>=3.1, which did not exist when 0.6.0 came out): unbounded, it
+            # resolves to what was current at the cutoff, as a user installing that release then got.
+            line = _unbounded(line.strip())
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _unbounded(requirement: str) -> str:
+    """``name[extras]>=1,<2 ; marker`` -> ``name[extras] ; marker``: the version bounds dropped."""
+    match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?)[^;]*(;.*)?$", requirement)
+    if match is None:
+        return requirement
+    return match.group(1) + (f" {match.group(2)}" if match.group(2) else "")
 
 
 @dataclass
