@@ -152,3 +152,12 @@ def test_an_error_run_gives_its_reason_from_the_last_line_of_the_targets_stderr_
     assert sweep.error_reason(result) == (
         "a clean run (no kill) ended (exit code 1): ImportError: cannot import name 'step' from 'agent_framework'"
     )
+
+
+def test_the_committed_upgrade_records_reach_the_summary_of_their_framework_one_cell_per_variant():
+    root = Path(__file__).parents[2]
+    ups = summary.upgrades(root, "agent-framework-core")
+    refused = [u for u in ups if (u.source, u.target) == ("1.19.0", "1.20.0")]
+    assert {u.line for u in refused} >= {"before-effect variant=swap", "after-effect variant=control"}
+    assert all(u.verdict == "FAIL" and u.message.startswith("refused the saved run") for u in refused)
+    assert {(u.source, u.target) for u in summary.upgrades(root, "openai-agents")} >= {("0.22.2", "0.24.0")}

@@ -161,6 +161,7 @@ def flips_section(root: Path, finding: Finding) -> str:
 @dataclass
 class Upgrade:
     framework: str
+    line: str  # the point with the line's options (variant=swap), so variants do not share a cell
     point: str
     source: str
     target: str
@@ -176,13 +177,19 @@ def upgrades(root: Path, package: str) -> list[Upgrade]:
     for _, doc in history.latest(root):
         for r in doc.get("results") or []:
             options = r.get("options") or {}
-            source = options.get("from") or options.get("from_version")
-            target = options.get("to") or options.get("to_version")
+            # The resume-after-upgrade scenario writes the two releases in each result's evidence and
+            # the record's top-level "upgrade" (docs/json-schema.md); options are the other spelling.
+            evidence = r.get("evidence") if isinstance(r.get("evidence"), dict) else {}
+            pair = doc.get("upgrade") if isinstance(doc.get("upgrade"), dict) else {}
+            source = options.get("from") or evidence.get("from_version") or pair.get("from")
+            target = options.get("to") or evidence.get("to_version") or pair.get("to")
             framework = r.get("framework") or doc.get("framework")
             if source and target and framework == package:
+                shown = " ".join(f"{k}={v}" for k, v in sorted(options.items()) if k not in ("from", "to"))
                 out.append(
                     Upgrade(
                         framework,
+                        f"{r.get('point', '')} {shown}".strip(),
                         r.get("point", ""),
                         str(source),
                         str(target),
