@@ -97,8 +97,13 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
 
 
-def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence) -> tuple[list[dict], Path | None]:
-    """Start with the provider armed at ``point``, kill, resume if the kill is proven; fill ``ev``."""
+def run_faulted(
+    target: Target, point: str, settings: Settings, ev: KillEvidence, resume_argv: tuple[str, ...] = ()
+) -> tuple[list[dict], Path | None]:
+    """Start with the provider armed at ``point``, kill, resume if the kill is proven; fill ``ev``.
+
+    ``resume_argv`` resumes with another command in the same workdir (resume-after-upgrade: release B);
+    by default the target's own command resumes."""
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         channel.phase = "start"
@@ -109,7 +114,7 @@ def run_faulted(target: Target, point: str, settings: Settings, ev: KillEvidence
         if checks.prove_kill(ev) is None:
             channel.provider.arm(None)
             channel.phase = "resume"
-            resumed = settings.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+            resumed = settings.spawn([*(resume_argv or target.argv), "resume"], env=env, cwd=settings.cwd)
             spawned.append(resumed)
             ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
             ev.resumed = channel.results_of("resume")

@@ -14,12 +14,10 @@ import time
 from dataclasses import replace
 
 from plugpull import checks
-from plugpull.channel import Channel
 from plugpull.evidence import Outcome, UpgradeEvidence
-from plugpull.process import reaping
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
-from plugpull.scenarios.kill_mid_tool import clean_run, run_start
+from plugpull.scenarios import Settings, kill_mid_tool, make_result, result_ignore
+from plugpull.scenarios.kill_mid_tool import clean_run
 from plugpull.targets import Target
 
 NAME = "resume-after-upgrade"
@@ -75,20 +73,4 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
 
 def run_faulted(target: Target, point: str, settings: Settings, ev: UpgradeEvidence):
     """A's start armed at ``point`` and killed; B's resume in the same workdir if the kill is proven."""
-    with workdir(settings) as path, Channel() as channel, reaping() as spawned:
-        env = target_env(channel, path)
-        channel.phase = "start"
-        channel.provider.arm(point, hold=settings.hold)
-        started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
-        spawned.append(started)
-        run_start(channel, started, ev, settings.timeout)
-        if checks.prove_kill(ev) is None:
-            channel.provider.arm(None)
-            channel.phase = "resume"
-            resumed = settings.spawn([*target.resume_argv, "resume"], env=env, cwd=settings.cwd)
-            spawned.append(resumed)
-            ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
-            ev.resumed = channel.results_of("resume")
-        ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
-        ev.calls = [c.to_dict() for c in channel.provider.calls]
-        return path if settings.keep_workdir else None
+    return kill_mid_tool.run_faulted(target, point, settings, ev, resume_argv=target.resume_argv)[1]
