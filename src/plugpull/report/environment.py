@@ -185,39 +185,30 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
         # again and again): skip the wheel build and reinstall, seconds per run on a busy machine.
         source = source_digest(root)
         stamp = home / "plugpull-source"
-        if stamp.is_file() and stamp.read_text() == source:
-            phases["plugpull_install"] = time.monotonic() - began
-            return KernelEnv(
-                kernel=kernel,
-                python=python,
-                jupyter_path=venv / "share" / "jupyter",
-                lock_sha256=hashlib.sha256(lock.read_bytes()).hexdigest(),
-                reused=reused,
-                phases=phases,
+        if not (stamp.is_file() and stamp.read_text() == source):
+            stamp.unlink(missing_ok=True)
+            # --refresh-package: uv keys a local project's built wheel on pyproject.toml by default,
+            # so without it an edited src/ could be installed from a stale wheel.
+            _run(
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--no-deps",
+                    "--reinstall-package",
+                    "plugpull",
+                    "--refresh-package",
+                    "plugpull",
+                    "--compile-bytecode",
+                    "--python",
+                    str(python),
+                    str(root),
+                ],
+                "installing plugpull",
             )
-        stamp.unlink(missing_ok=True)
-        # --refresh-package: uv keys a local project's built wheel on pyproject.toml by default,
-        # so without it an edited src/ could be installed from a stale wheel.
-        _run(
-            [
-                uv,
-                "pip",
-                "install",
-                "--quiet",
-                "--no-deps",
-                "--reinstall-package",
-                "plugpull",
-                "--refresh-package",
-                "plugpull",
-                "--compile-bytecode",
-                "--python",
-                str(python),
-                str(root),
-            ],
-            "installing plugpull",
-        )
+            stamp.write_text(source)
         phases["plugpull_install"] = time.monotonic() - began
-        stamp.write_text(source)
     return KernelEnv(
         kernel=kernel,
         python=python,
