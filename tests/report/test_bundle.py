@@ -8,8 +8,10 @@ test installs them outside the repository and runs the witness as the README say
 
 from __future__ import annotations
 
+import json
 import textwrap
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +122,458 @@ def test_a_compile_that_fails_is_one_line_naming_the_requirement(tmp_path):
     )
     with pytest.raises(bundle.LockError, match=r"uv pip compile six==1.16.0 -c p1.txt failed"):
         bundle.compile_closure(["six==1.16.0"], lock, "3.10")  # the constraint says 1.17.0: no solution
+
+
+# --- a finding with a bug claim and its witness --------------------------------------------------------------
+
+SIX_16 = (
+    "# uv pip compile --universal --python-version 3.10 --generate-hashes p1.in -o p1.txt\n"
+    "six==1.16.0 \\\n"
+    "    --hash=sha256:1e61c37477a1626458e36f7b1d82aa5c9b094fa4802892072e49de9c60c4c926 \\\n"
+    "    --hash=sha256:8abb2f1d86890a2dfb989f9a77cfcfd3e47c2a354b01111771326f8aa26e0254\n"
+)
+SIX_17 = "six==1.17.0 \\\n    --hash=sha256:4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274\n"
+
+# A stand-in for a framework-only witness: the standard library and the "framework" (six), whose version
+# decides the outcome, so the bundle machinery is tested without a framework's minutes of install.
+WITNESS = '''\
+"""Count refunds (a stand-in witness: six 1.16 "refunds twice", 1.17 once; resumed by another release: twice)."""
+
+import argparse
+import importlib.metadata
+import json
+import subprocess
+import sys
+
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--mode", default="a")
+parser.add_argument("--start-python", help="the start release's interpreter (an upgrade)")
+args = parser.parse_args()
+version = importlib.metadata.version("six")
+out = {"witness": "count_refunds", "framework": "six", "version": version}
+if args.start_python:
+    code = "import importlib.metadata as m; print(m.version('six'))"
+    start = subprocess.run([args.start_python, "-c", code], capture_output=True, text=True, check=True)
+    out["start_version"] = start.stdout.strip()
+    refunds = 1 if out["start_version"] == version else 2
+else:
+    refunds = 2 if version.startswith("1.16") else 1
+verdict = "PASS" if refunds == 1 else "FAIL"
+print("some progress on stdout")
+out.update(verdict=verdict, counts={"refund": refunds}, did=f"mode {args.mode}: refunded {refunds} time(s)")
+print(json.dumps(out))
+sys.exit(0 if verdict == "PASS" else 1)
+'''
+
+CLAIM = """
+[[claims]]
+point = "after-effect"
+options = { mode = "a" }
+kind = "bug"
+because = "six's docs promise one refund"
+quote = { url = "https://six.readthedocs.io/", text = "Six provides simple utilities" }
+searched = "2026-12-01: benjaminp/six issues for 'refund twice': none"
+witness = { script = "witness/count_refunds.py", args = ["--mode", "a"] }
+expect = [
+    { versions = "<1.17", verdict = "FAIL", counts = { refund = 2 }, why = "the refund runs again" },
+    { versions = ">=1.17", verdict = "PASS", counts = { refund = 1 }, why = "fixed in 1.17" },
+]
+
+[[pins]]
+name = "p2"
+requirements = "pins/p2.txt"
+"""
+
+
+def witness_run(version: str) -> dict:
+    refunds = 2 if version.startswith("1.16") else 1
+    verdict = "PASS" if refunds == 1 else "FAIL"
+    output = {
+        "witness": "count_refunds",
+        "framework": "six",
+        "version": version,
+        "verdict": verdict,
+        "counts": {"refund": refunds},
+        "did": f"mode a: refunded {refunds} time(s)",
+    }
+    return {
+        "exit_code": 0 if verdict == "PASS" else 1,
+        "seconds": 0.1,
+        "timed_out": False,
+        "output": output,
+        "stderr_tail": "",
+        "problem": None,
+    }
+
+
+def put_run(root: Path, pin: str, version: str, verdict: str, *, witnessed: bool = True, stamp: str = "T10:00:00"):
+    """A schema-3 record of ``pin`` (six ``version``) with its notebook and HTML beside it."""
+    from builders import put_record, record
+
+    doc = record(pin=pin, verdicts=(verdict,), version=version, started=f"{stamp}+00:00")
+    doc["schema"] = 3
+    doc["versions"]["python"] = "3.11.7"
+    doc["versions"]["os"] = "Linux-test"
+    for result in doc["results"]:
+        result["notes"] = []
+    doc["load"] = {"cores": 2, "start": [0.5, 0.4, 0.3], "end": [0.7, 0.5, 0.3]}
+    doc["witnesses"] = (
+        [
+            {
+                "claim": "after-effect mode=a",
+                "script": "witness/count_refunds.py",
+                "args": ["--mode", "a"],
+                "runs": [witness_run(version)],
+                "error": None,
+            }
+        ]
+        if witnessed
+        else []
+    )
+    path = put_record(root, doc)
+    path.with_suffix(".ipynb").write_text(json.dumps({"cells": [], "note": f"notebook of {pin}"}))
+    path.with_suffix(".html").write_text(f"<html>report of {pin}</html>")
+    return path, doc
+
+
+def bug_repo(tmp_path: Path) -> Path:
+    """Finding `demo`: p1 locks six 1.16.0 (the bug line FAILs), p2 six 1.17.0 (it PASSes); a record of each."""
+    from builders import make_repo
+
+    root = make_repo(tmp_path / "repo", lock=SIX_16)
+    finding = root / "findings" / "demo"
+    (finding / "pins" / "p2.txt").write_text(SIX_17)
+    (finding / "witness").mkdir()
+    (finding / "witness" / "count_refunds.py").write_text(WITNESS)
+    (finding / "finding.toml").write_text((finding / "finding.toml").read_text() + CLAIM)
+    put_run(root, "p1", "1.16.0", "FAIL")
+    put_run(root, "p2", "1.17.0", "PASS")
+    return root
+
+
+def lock_itself(requirements, lock: Path, python: str) -> str:
+    """A compiler for layout tests: the lock is the closure (six has no dependencies), no uv."""
+    return lock.read_text()
+
+
+def demo(root: Path):
+    from plugpull.report.finding import load_all
+
+    return load_all(root)["demo"]
+
+
+def test_a_bug_line_failing_on_a_release_makes_one_bundle_with_the_first_fixed_release(tmp_path):
+    root = bug_repo(tmp_path)
+    [made] = bundle.plan(demo(root))
+    assert made.slug == "count_refunds-p1"
+    assert (made.dist, made.version, made.pin.name) == ("six", "1.16.0", "p1")
+    assert [line.label for line in made.lines] == ["after-effect mode=a"]
+    assert made.lines[0].args == ("--mode", "a")
+    assert made.first_failing.pin == "p1" and made.first_fixed.pin == "p2"
+    assert made.run_python == "3.11" and made.python == "3.10"
+
+
+def test_the_bundle_holds_the_issue_the_witness_the_locks_the_record_and_the_readme(tmp_path):
+    root = bug_repo(tmp_path)
+    [made] = bundle.plan(demo(root))
+    [folder] = bundle.write([made], tmp_path / "out", lock_itself)
+    stem = made.record_stem
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["ISSUE.md", "README.md", "witness.py", "requirements.txt", "requirements-fixed.txt"]
+        + [f"{stem}.ipynb", f"{stem}.html"]
+    )
+    assert (folder / "witness.py").read_text() == WITNESS
+    assert "six==1.16.0" in (folder / "requirements.txt").read_text()
+    assert "six==1.17.0" in (folder / "requirements-fixed.txt").read_text()
+    assert (folder / f"{stem}.html").read_text() == "<html>report of p1</html>"
+    readme = (folder / "README.md").read_text()
+    command = "uv run --no-project --python 3.11 --with-requirements requirements.txt python witness.py --mode a"
+    assert command in readme
+    assert (
+        ".venv/bin/pip install --require-hashes -r requirements.txt && .venv/bin/python witness.py --mode a" in readme
+    )
+    assert "exited 1 (FAIL) with this last line" in readme and '"counts": {"refund": 2}' in readme
+    assert "--with-requirements requirements-fixed.txt" in readme and "harness PASS, witness PASS refund=1" in readme
+    issue = (folder / "ISSUE.md").read_text()
+    assert issue.startswith("# A demo finding (six 1.16.0)\n")
+    assert "Kind: **bug** — six's docs promise one refund" in issue
+    assert "> Six provides simple utilities\n> — https://six.readthedocs.io/" in issue
+    assert "No upstream issue found: 2026-12-01: benjaminp/six issues" in issue
+    assert f"```python\n{WITNESS.rstrip()}\n```" in issue
+    assert "| **1.16.0** | FAIL | FAIL refund=2 (agrees) |" in issue
+    assert "| 1.17.0 | PASS | PASS refund=1 (agrees) |" in issue
+    assert "first release measured to pass after 1.16.0: **1.17.0**" in issue
+    assert "2 cores; load average (1, 5, 15 min) 0.50 0.40 0.30 at the start of the run" in issue
+    assert "refund=2: m" in issue  # the harness's counts and message of the FAIL run
+    assert (tmp_path / "out" / "count_refunds-p1.zip").is_file()
+
+
+def test_a_record_without_witness_output_says_so_and_the_readme_states_what_the_claim_expects(tmp_path):
+    root = bug_repo(tmp_path)
+    put_run(root, "p1", "1.16.0", "FAIL", witnessed=False, stamp="T11:00:00")
+    [made] = bundle.plan(demo(root))
+    [folder] = bundle.write([made], tmp_path / "out", lock_itself)
+    readme = (folder / "README.md").read_text()
+    assert 'the claim expects exit code 1 and a last line with `"verdict": "FAIL"` and counts {"refund": 2}' in readme
+
+
+def test_secrets_in_a_copied_file_are_redacted(tmp_path, monkeypatch):
+    root = bug_repo(tmp_path)
+    path, _ = put_run(root, "p1", "1.16.0", "FAIL", stamp="T12:00:00")
+    path.with_suffix(".html").write_text("<html>token s3cr3t-value</html>")
+    monkeypatch.setenv("DEMO_API_TOKEN", "s3cr3t-value")
+    [folder] = bundle.write(bundle.plan(demo(root)), tmp_path / "out", lock_itself)
+    texts = "".join(p.read_text() for p in folder.iterdir())
+    assert "s3cr3t-value" not in texts and "[redacted]" in texts
+
+
+def run_cli(root: Path, *argv: str) -> int:
+    from plugpull.report import cli
+
+    return cli.main(["--root", str(root), *argv])
+
+
+@pytest.mark.network
+def test_the_command_writes_the_folder_and_the_zip_under_the_finding_and_says_so(tmp_path, capsys):
+    root = bug_repo(tmp_path)
+    assert run_cli(root, "--bundle", "demo") == 0
+    bundles = root / "findings" / "demo" / "bundles"
+    assert "wrote findings/demo/bundles/count_refunds-p1/ (7 files" in capsys.readouterr().out
+    assert sorted(p.name for p in bundles.iterdir()) == ["count_refunds-p1", "count_refunds-p1.zip"]
+    with zipfile.ZipFile(bundles / "count_refunds-p1.zip") as archive:
+        names = archive.namelist()
+    assert names == sorted(names) and "count_refunds-p1/requirements.txt" in names
+
+
+def test_a_bundle_written_again_replaces_the_old_one_with_the_same_bytes(tmp_path):
+    root = bug_repo(tmp_path)
+    out = tmp_path / "out"
+    bundle.write(bundle.plan(demo(root)), out, lock_itself)
+    first = (out / "count_refunds-p1.zip").read_bytes()
+    (out / "count_refunds-p1" / "stale.txt").write_text("from an older bundle")
+    bundle.write(bundle.plan(demo(root)), out, lock_itself)
+    assert (out / "count_refunds-p1.zip").read_bytes() == first
+    assert not (out / "count_refunds-p1" / "stale.txt").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["count_refunds-p1", "count_refunds-p1.zip"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["--bundle", "nope"], "unknown finding 'nope'"),
+        (["--bundle", "demo", "--pin", "nope"], "has no pin set 'nope'"),
+        (["--bundle", "demo", "--pin", "p2"], "pin set 'p2': nothing to bundle: no bug claim expects a FAIL on it"),
+        (["--bundle", "demo", "-p", "x", "1"], "--bundle takes no -p"),
+        (["--out", "x"], "--out goes with --bundle FINDING"),
+        (["--bundle", "demo", "--finding", "demo"], "takes one finding and no"),
+        (["--summary", "demo", "--pin", "p1"], "--summary takes no --pin (--bundle does)"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, argv, error):
+    root = bug_repo(tmp_path)
+    assert run_cli(root, *argv) == 2
+    err = capsys.readouterr().err
+    assert error in err and len(err.strip().splitlines()) == 1
+    assert not (root / "findings" / "demo" / "bundles").exists()
+
+
+def test_an_out_that_is_a_file_is_bad_input_and_nothing_is_written(tmp_path, capsys):
+    root = bug_repo(tmp_path)
+    (tmp_path / "taken").write_text("a file")
+    assert run_cli(root, "--bundle", "demo", "--out", str(tmp_path / "taken" / "b")) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    assert (tmp_path / "taken").read_text() == "a file"
+
+
+def test_a_release_with_no_record_or_whose_record_does_not_fail_is_not_bundled(tmp_path, capsys):
+    root = bug_repo(tmp_path)
+    finding = root / "findings" / "demo"
+    (finding / "pins" / "p3.txt").write_text(SIX_16)
+    (finding / "finding.toml").write_text(
+        (finding / "finding.toml").read_text() + '\n[[pins]]\nname = "p3"\nrequirements = "pins/p3.txt"\n'
+    )
+    assert run_cli(root, "--bundle", "demo", "--pin", "p3") == 2
+    assert "no record of pin set 'p3' yet" in capsys.readouterr().err
+    put_run(root, "p3", "1.16.0", "PASS")  # the bug line passed on this run
+    assert run_cli(root, "--bundle", "demo", "--pin", "p3") == 2
+    assert "does not show 'after-effect mode=a' failing: does not reproduce" in capsys.readouterr().err
+
+
+def test_a_finding_without_a_bug_claim_or_a_bug_claim_without_a_witness_is_bad_input(tmp_path, capsys):
+    root = bug_repo(tmp_path)
+    toml = root / "findings" / "demo" / "finding.toml"
+    text = toml.read_text()
+    toml.write_text(text.replace('witness = { script = "witness/count_refunds.py", args = ["--mode", "a"] }\n', ""))
+    assert run_cli(root, "--bundle", "demo") == 2
+    assert "bug claim 'after-effect mode=a' (<1.17) has no witness" in capsys.readouterr().err
+    toml.write_text(text.replace('kind = "bug"', 'kind = "documented"'))
+    assert run_cli(root, "--bundle", "demo") == 2
+    assert "has no claim of kind 'bug'" in capsys.readouterr().err
+
+
+# --- a witness from a bundle, in a fresh venv outside the repository -----------------------------------------
+
+
+def unpack(archive: Path, where: Path) -> Path:
+    """The zip extracted where a maintainer would: a folder of its own, far from any pyproject.toml."""
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(where)
+    [folder] = [p for p in where.iterdir() if p.is_dir()]
+    return folder
+
+
+def run_in_fresh_venv(folder: Path, requirements: str, args: list[str], python: str) -> tuple[int, dict, str]:
+    """`uv venv` + a hash-checked install of the bundle's requirements, then `python witness.py ARGS` from the
+    folder (the README's pip + python path, with uv's pip): the exit code, the JSON line, stdout."""
+    import shutil
+    import subprocess
+
+    uv = shutil.which("uv")
+    venv = folder.parent / f"venv-{requirements}"
+    subprocess.run([uv, "venv", "--quiet", "--python", python, str(venv)], check=True, cwd=folder)
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(venv / "bin" / "python"),
+            "--require-hashes",
+            "-r",
+            requirements,
+        ],
+        check=True,
+        cwd=folder,
+    )
+    proc = subprocess.run(
+        [str(venv / "bin" / "python"), "witness.py", *args], cwd=folder, capture_output=True, text=True, timeout=600
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    return proc.returncode, json.loads(lines[-1]) if lines else {}, proc.stdout
+
+
+@pytest.mark.network
+def test_the_bundled_witness_runs_in_a_fresh_venv_outside_the_repo_as_the_record_says(tmp_path):
+    import platform
+
+    root = bug_repo(tmp_path)
+    assert run_cli(root, "--bundle", "demo", "--out", str(tmp_path / "made")) == 0
+    folder = unpack(tmp_path / "made" / "count_refunds-p1.zip", tmp_path / "elsewhere")
+    python = ".".join(platform.python_version_tuple()[:2])
+    code, line, _ = run_in_fresh_venv(folder, "requirements.txt", ["--mode", "a"], python)
+    [(recorded_code, recorded)] = bundle.rows(demo(root))[0].witness_outputs("after-effect mode=a")
+    assert (code, line) == (recorded_code, recorded) == (1, witness_run("1.16.0")["output"])
+    code, line, _ = run_in_fresh_venv(folder, "requirements-fixed.txt", ["--mode", "a"], python)
+    assert (code, line["verdict"], line["version"]) == (0, "PASS", "1.17.0")
+
+
+PAIR = """
+[[claims]]
+point = "after-effect"
+options = { mode = "b" }
+kind = "bug"
+because = "an upgrade must not refund again"
+issue = "https://github.com/benjaminp/six/issues/1"
+witness = { script = "witness/count_refunds.py", args = ["--mode", "b"] }
+expect = [{ pins = ["p1-to-p2"], verdict = "FAIL", counts = { refund = 2 } }]
+
+[[pins]]
+name = "p1-to-p2"
+from = "pins/p1.txt"
+requirements = "pins/p2.txt"
+"""
+
+
+def pair_repo(tmp_path: Path) -> Path:
+    """bug_repo plus an upgrade pair (a run saved by six 1.16.0, resumed by 1.17.0) whose bug line FAILs."""
+    root = bug_repo(tmp_path)
+    toml = root / "findings" / "demo" / "finding.toml"
+    toml.write_text(toml.read_text() + PAIR)
+    path, doc = put_run(root, "p1-to-p2", "1.17.0", "FAIL")
+    doc["upgrade"] = {"framework": "six", "from": "1.16.0", "to": "1.17.0"}
+    for result in doc["results"]:
+        result["options"] = {"mode": "b"}
+    run = witness_run("1.17.0")
+    run["output"].update(start_version="1.16.0", verdict="FAIL", counts={"refund": 2})
+    run["exit_code"] = 1
+    doc["witnesses"] = [
+        {
+            "claim": "after-effect mode=b",
+            "script": "witness/count_refunds.py",
+            "args": ["--mode", "b"],
+            "runs": [run],
+            "error": None,
+        }
+    ]
+    path.write_text(json.dumps(doc))
+    return root
+
+
+def test_an_upgrade_pair_bundle_locks_both_releases_and_its_command_makes_the_start_venv(tmp_path):
+    root = pair_repo(tmp_path)
+    [made] = bundle.plan(demo(root), ["p1-to-p2"])
+    assert (made.slug, made.version, made.start_version, made.upgrade) == (
+        "count_refunds-p1-to-p2",
+        "1.17.0",
+        "1.16.0",
+        True,
+    )
+    assert made.first_fixed is None
+    [folder] = bundle.write([made], tmp_path / "out", lock_itself)
+    assert "six==1.16.0" in (folder / "requirements-start.txt").read_text()
+    assert "six==1.17.0" in (folder / "requirements.txt").read_text()
+    assert not (folder / "requirements-fixed.txt").exists()
+    readme = (folder / "README.md").read_text()
+    assert (
+        "uv venv --python 3.11 start && uv pip install --python start/bin/python --require-hashes -r "
+        "requirements-start.txt && uv run --no-project --python 3.11 --with-requirements requirements.txt "
+        "python witness.py --start-python start/bin/python --mode b"
+    ) in readme
+    issue = (folder / "ISSUE.md").read_text()
+    assert issue.startswith("# A demo finding (six 1.16.0 → 1.17.0)")
+    assert "| saved by → resumed by | harness | witness | plugpull run |" in issue
+    assert "| **1.16.0 → 1.17.0** | FAIL | FAIL refund=2 (agrees) |" in issue
+    assert "Upstream: https://github.com/benjaminp/six/issues/1" in issue
+
+
+def test_the_issue_body_of_a_finding_names_the_kind_of_each_fail_line(tmp_path):
+    from plugpull.report import issue_body
+
+    root = bug_repo(tmp_path)
+    body = issue_body.render(root, demo(root))
+    assert "### Kinds\n\n- `after-effect mode=a` (<1.17):\n\n  Kind: **bug** — six's docs promise one refund" in body
+
+
+def shell(command: str, cwd: Path) -> tuple[int, dict]:
+    """Run a README command line with the shell, as a maintainer pastes it: exit code and the last JSON line."""
+    import subprocess
+
+    proc = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=900)
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert lines, f"{command}: no output; stderr: {proc.stderr[-2000:]}"
+    return proc.returncode, json.loads(lines[-1])
+
+
+def readme_commands(folder: Path) -> list[str]:
+    """The README's uv command lines (the first of each ```sh block)."""
+    import re
+
+    return [block.splitlines()[0] for block in re.findall(r"```sh\n(.*?)```", (folder / "README.md").read_text(), re.S)]
+
+
+@pytest.mark.network
+def test_the_readme_commands_run_from_the_unpacked_folder_with_uv_alone(tmp_path):
+    """The one command, pasted in the unpacked folder, far from any pyproject.toml: the failing release FAILs as
+    recorded, the fixed one PASSes, and an upgrade pair's command makes the start venv and FAILs."""
+    root = pair_repo(tmp_path)
+    assert run_cli(root, "--bundle", "demo", "--out", str(tmp_path / "made")) == 0
+    folder = unpack(tmp_path / "made" / "count_refunds-p1.zip", tmp_path / "one")
+    failing, fixed = readme_commands(folder)[0], readme_commands(folder)[-1]
+    assert "requirements-fixed.txt" in fixed
+    assert shell(failing, folder) == (1, witness_run("1.16.0")["output"])
+    code, line = shell(fixed, folder)
+    assert (code, line["verdict"], line["version"]) == (0, "PASS", "1.17.0")
+    folder = unpack(tmp_path / "made" / "count_refunds-p1-to-p2.zip", tmp_path / "pair")
+    code, line = shell(readme_commands(folder)[0], folder)
+    assert (code, line["verdict"], line["start_version"], line["version"]) == (1, "FAIL", "1.16.0", "1.17.0")

@@ -631,6 +631,16 @@ def fixed_evidence(bundle: Bundle) -> str:
     return f"plugpull run `{record.run_id(row.doc)}`: " + "; ".join(parts)
 
 
+def docstring(script: Path) -> str:
+    """The witness's module docstring (what it does, in its author's words); empty when it has none."""
+    import ast
+
+    try:
+        return ast.get_docstring(ast.parse(script.read_text())) or ""
+    except SyntaxError:
+        return ""
+
+
 def readme(bundle: Bundle) -> str:
     f = bundle.finding
     what = f"{bundle.dist} {bundle.version}" + (
@@ -639,13 +649,17 @@ def readme(bundle: Bundle) -> str:
     out = [
         f"# {f.title}: a reproduction on {what}",
         "",
-        f"A standalone reproduction, made by plugpull (`plugpull report --bundle {f.id}`) from the run "
-        f"record `{bundle.record_stem}` of its finding `{f.id}`. It needs nothing of plugpull: `{WITNESS}` "
-        f"uses only the Python standard library and {bundle.dist}"
-        + (f" (with {', '.join(bundle.requires)})" if bundle.requires else "")
-        + ". It runs the scenario in its own child processes, kills one with a real SIGKILL, resumes with "
-        f"{bundle.dist}'s own API, counts the side effects, and prints one JSON line as its last line of stdout.",
+        f"A standalone reproduction, made by plugpull (`plugpull report --bundle {f.id}`) from the run record "
+        f"`{bundle.record_stem}` of its finding `{f.id}`. It needs nothing of plugpull: `{WITNESS}` imports the "
+        f"Python standard library and {bundle.dist}"
+        + (f" ({', '.join(bundle.requires)})" if bundle.requires else "")
+        + " only, and prints one JSON line as the last line of its standard output.",
         "",
+    ]
+    described = docstring(bundle.witness)
+    if described:
+        out += ["What it does, in its own words (its docstring):", "", "```text", described, "```", ""]
+    out += [
         "## Run it",
         "",
         "From this folder, with [uv](https://docs.astral.sh/uv/):",
@@ -672,9 +686,9 @@ def readme(bundle: Bundle) -> str:
         "`uv run --with-requirements` installs these versions into a throwaway environment; uv (0.13) does not "
         "check the hashes there, `pip install --require-hashes` does.",
         "",
-        "Exit code: 0 PASS (every effect happened exactly once, as the framework's contract says), 1 FAIL (the "
-        "failure this bundle reports happened), 2 ERROR (the script did not run as designed, e.g. the kill did not "
-        "land; proves nothing either way). The JSON line has `witness`, `framework`, `version` (read with "
+        "Exit code: 0 PASS (the expectation held: each effect exactly once), 1 FAIL (the failure this bundle "
+        "reports happened), 2 ERROR (the script did not run as designed, e.g. the kill did not land: it proves "
+        "nothing either way). The JSON line has `witness`, `framework`, `version` (read with "
         "importlib.metadata), `verdict`, `counts` (each side effect and how many times it happened) and `did` "
         "(what it did and saw). `--help` lists its options.",
         "",
