@@ -8,6 +8,7 @@ test installs them outside the repository and runs the witness as the README say
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 import zipfile
@@ -302,6 +303,7 @@ def test_the_bundle_holds_the_issue_the_witness_the_locks_the_record_and_the_rea
     assert f"```python\n{WITNESS.rstrip()}\n```" in issue
     assert "| **1.16.0** | FAIL | FAIL refund=2 (agrees) |" in issue
     assert "| 1.17.0 | PASS | PASS refund=1 (agrees) |" in issue
+    assert "first release measured to fail: **1.16.0** (the oldest release measured)" in issue
     assert "first release measured to pass after 1.16.0: **1.17.0**" in issue
     assert "2 cores; load average (1, 5, 15 min) 0.50 0.40 0.30 at the start of the run" in issue
     assert "refund=2: m" in issue  # the harness's counts and message of the FAIL run
@@ -422,35 +424,36 @@ def unpack(archive: Path, where: Path) -> Path:
     return folder
 
 
-def run_in_fresh_venv(folder: Path, requirements: str, args: list[str], python: str) -> tuple[int, dict, str]:
-    """`uv venv` + a hash-checked install of the bundle's requirements, then `python witness.py ARGS` from the
-    folder (the README's pip + python path, with uv's pip): the exit code, the JSON line, stdout."""
+def fresh_venv(folder: Path, requirements: str, python: str) -> Path:
+    """`uv venv` beside the unpacked folder and a hash-checked install of one of its requirements files (the
+    README's pip + python path, with uv's pip): the venv's python."""
     import shutil
     import subprocess
 
     uv = shutil.which("uv")
-    venv = folder.parent / f"venv-{requirements}"
+    venv = folder.parent / f"venv-{Path(requirements).stem}"
     subprocess.run([uv, "venv", "--quiet", "--python", python, str(venv)], check=True, cwd=folder)
     subprocess.run(
-        [
-            uv,
-            "pip",
-            "install",
-            "--quiet",
-            "--python",
-            str(venv / "bin" / "python"),
-            "--require-hashes",
-            "-r",
-            requirements,
-        ],
+        [uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "--require-hashes"]
+        + ["-r", requirements],
         check=True,
         cwd=folder,
     )
-    proc = subprocess.run(
-        [str(venv / "bin" / "python"), "witness.py", *args], cwd=folder, capture_output=True, text=True, timeout=600
-    )
+    return venv / "bin" / "python"
+
+
+def run_witness(python: Path, folder: Path, args: list[str]) -> tuple[int, dict]:
+    """``python witness.py ARGS`` from the folder: its exit code and the JSON object of its last stdout line."""
+    import subprocess
+
+    proc = subprocess.run([str(python), "witness.py", *args], cwd=folder, capture_output=True, text=True, timeout=900)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
-    return proc.returncode, json.loads(lines[-1]) if lines else {}, proc.stdout
+    assert lines, f"witness.py {' '.join(args)}: no output (exit {proc.returncode}); stderr: {proc.stderr[-2000:]}"
+    return proc.returncode, json.loads(lines[-1])
+
+
+def run_in_fresh_venv(folder: Path, requirements: str, args: list[str], python: str) -> tuple[int, dict]:
+    return run_witness(fresh_venv(folder, requirements, python), folder, args)
 
 
 @pytest.mark.network
@@ -461,10 +464,10 @@ def test_the_bundled_witness_runs_in_a_fresh_venv_outside_the_repo_as_the_record
     assert run_cli(root, "--bundle", "demo", "--out", str(tmp_path / "made")) == 0
     folder = unpack(tmp_path / "made" / "count_refunds-p1.zip", tmp_path / "elsewhere")
     python = ".".join(platform.python_version_tuple()[:2])
-    code, line, _ = run_in_fresh_venv(folder, "requirements.txt", ["--mode", "a"], python)
+    code, line = run_in_fresh_venv(folder, "requirements.txt", ["--mode", "a"], python)
     [(recorded_code, recorded)] = bundle.rows(demo(root))[0].witness_outputs("after-effect mode=a")
     assert (code, line) == (recorded_code, recorded) == (1, witness_run("1.16.0")["output"])
-    code, line, _ = run_in_fresh_venv(folder, "requirements-fixed.txt", ["--mode", "a"], python)
+    code, line = run_in_fresh_venv(folder, "requirements-fixed.txt", ["--mode", "a"], python)
     assert (code, line["verdict"], line["version"]) == (0, "PASS", "1.17.0")
 
 
@@ -577,3 +580,59 @@ def test_the_readme_commands_run_from_the_unpacked_folder_with_uv_alone(tmp_path
     folder = unpack(tmp_path / "made" / "count_refunds-p1-to-p2.zip", tmp_path / "pair")
     code, line = shell(readme_commands(folder)[0], folder)
     assert (code, line["verdict"], line["start_version"], line["version"]) == (1, "FAIL", "1.16.0", "1.17.0")
+
+
+# --- the real thing: agent-framework#8292 on agent-framework-core 1.19.0 -------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT_FRAMEWORK = "agent-framework-8292"
+
+
+def agrees(line: bundle.Line, row: bundle.Row, code: int, output: dict) -> None:
+    """A witness run from a bundle against its line, judged as `plugpull report` judges a witness (report/claims.py),
+    and against the record's own witness runs when it has them: same exit code, verdict and counts."""
+    from plugpull.report import claims
+
+    entry = {"runs": [{"exit_code": code, "seconds": 0.0, "timed_out": False, "output": output}], "error": None}
+    judged = claims.judge_witness(row.judged[line.label], line.witness, entry)
+    assert judged.status == claims.AGREES, f"{line.label} on {row.label}: {judged.reason}"
+    recorded = row.witness_outputs(line.label)
+    if not recorded:
+        print(f"{line.label} on {row.label}: the record predates witnesses; judged against the claim and harness")
+    for recorded_code, recorded_output in recorded:
+        keys = ("witness", "framework", "version", "verdict", "counts")
+        assert (code, {k: output.get(k) for k in keys}) == (recorded_code, {k: recorded_output.get(k) for k in keys})
+
+
+@pytest.mark.network
+def test_the_agent_framework_8292_bundle_runs_its_witness_in_a_fresh_venv_as_its_record_says(tmp_path):
+    """agent-framework-core 1.19.0 (failing) and 1.20.0 (fixed): the bundle is built from this repository's
+    records, unpacked outside it, installed from its requirements files and run; each run must be what the
+    record's witness printed (or, on a record older than witnesses, agree with the claim and the harness)."""
+    from plugpull.report.finding import load_all
+
+    scripts = sorted((REPO / "findings" / AGENT_FRAMEWORK / "witness").glob("*.py"))
+    if not scripts:
+        pytest.skip(f"findings/{AGENT_FRAMEWORK}/witness/*.py does not exist on this branch yet: nothing to bundle")
+    finding = load_all(REPO)[AGENT_FRAMEWORK]
+    made = bundle.plan(finding, ["agent-framework-1.19.0"])
+    bundle.write(made, tmp_path / "made")
+    for one in made:
+        assert (one.dist, one.version) == ("agent-framework-core", "1.19.0")
+        assert one.first_fixed is not None and one.first_fixed.label == "1.20.0"
+        folder = unpack(tmp_path / "made" / f"{one.slug}.zip", tmp_path / one.slug)
+        shipped = sorted(folder.iterdir())
+        failing = fresh_venv(folder, "requirements.txt", one.run_python)
+        fixed = fresh_venv(folder, "requirements-fixed.txt", one.run_python)
+        for args, lines in one.arg_sets():
+            code, output = run_witness(failing, folder, list(args))
+            assert (code, output["verdict"], output["version"]) == (1, "FAIL", "1.19.0"), output
+            for line in lines:
+                agrees(line, one.row, code, output)
+            code, output = run_witness(fixed, folder, list(args))
+            assert (code, output["verdict"], output["version"]) == (0, "PASS", "1.20.0"), output
+            for line in lines:
+                judged = one.first_fixed.judged[line.label]
+                fixed_line = dataclasses.replace(line, judgement=judged, witness=judged.expectation.support.witness)
+                agrees(fixed_line, one.first_fixed, code, output)
+        assert sorted(folder.iterdir()) == shipped  # run from the folder, the witness leaves nothing in it

@@ -437,11 +437,9 @@ def locked_requirements(
     """The requirements file that installs the witness's closure at ``version`` of the bundle's framework."""
     wanted = [f"{bundle.dist}=={version}", *bundle.requires]
     header = [
-        f"{' + '.join(wanted)} and what they need, at the versions and files of plugpull's pin set {pin_name}.",
-        f"Compiled by `uv pip compile --universal --python-version {bundle.python} --generate-hashes` with that "
-        "lock as constraints: Python",
-        f">= {bundle.python}, any OS. Every file is hash-checked by `pip install --require-hashes -r` "
-        "(docs/report.md, Bundles).",
+        f"{' and '.join(wanted)} with its dependencies, at the versions and files of plugpull's pin set {pin_name}:",
+        f"`uv pip compile --universal --python-version {bundle.python} --generate-hashes` with that pin set's lock as",
+        f"constraints, for Python >= {bundle.python} on any OS. `pip install --require-hashes -r` checks every file.",
     ]
     python = lock_python(lock)
     return restrict(compiler(wanted, lock, python), lock.read_text(), lock.name, header)

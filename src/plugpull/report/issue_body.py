@@ -14,6 +14,7 @@ folder, and the environment. Nothing is run; nothing is written.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,13 +210,14 @@ def versions_table(b: Bundle) -> list[str]:
         "(– : the record predates witnesses).",
         "",
     ]
-    releases = [r for r in b.table if r.label and "→" not in r.label]
     if b.first_failing is not None:
-        before = [r for r in releases if r.sort < b.first_failing.sort and any(x in r.judged for x in labels)]
-        if before and before[-1].passes(labels):
-            out.append(f"- first failing release measured: **{b.first_failing.label}** ({before[-1].label} passes)")
+        before = [r for r in b.table if r.sort < b.first_failing.sort and any(x in r.judged for x in labels)]
+        first = f"- first release measured to fail: **{b.first_failing.label}**"
+        if not before:
+            out.append(f"{first} (the oldest release measured)")
         else:
-            out.append(f"- fails from the oldest release measured, {b.first_failing.label}")
+            shown = "; ".join(f"`{x}` {before[-1].judged[x].cell()}" for x in labels if x in before[-1].judged)
+            out.append(f"{first} (the release measured before it, {before[-1].label}: {shown})")
     if b.first_fixed is not None:
         out.append(f"- first release measured to pass after {b.version}: **{b.first_fixed.label}**")
     elif not b.upgrade:
@@ -232,7 +234,7 @@ def render_bundle(b: Bundle) -> str:
     out = [f"# {f.title} ({what})", "", f.claim, "", "## What happens", ""]
     for line in b.lines:
         why = f" — {line.expectation.why}" if line.expectation.why else ""
-        args = " ".join(line.args)
+        args = " ".join(shlex.quote(a) for a in line.args)
         out += [
             f"- `{line.label}`: claimed {line.expectation.describe()}{why}.",
             f"  - measured on {what} (plugpull run `{b.record_stem}`): {_md(measured_line(b, line.label))}",
@@ -247,7 +249,8 @@ def render_bundle(b: Bundle) -> str:
     out += ["## Why this is a bug", ""]
     for block in blocks:
         out += block
-    links = [*(f.links.get("issues") or []), *(f.links.get("prs") or [])]
+    shown = {line.expectation.support.issue for line in b.lines}
+    links = [x for x in [*(f.links.get("issues") or []), *(f.links.get("prs") or [])] if x not in shown]
     if links:
         out += ["Related: " + ", ".join(links), ""]
     out += ["## Releases", "", *versions_table(b)]
