@@ -43,6 +43,9 @@ KINDS = ("bug", "documented", "app", "expected")
 #: Kinds whose claim needs a framework-only witness whose output the newest record holds.
 WITNESSED = ("bug", "documented")
 AGREES, DISAGREES = "agrees", "disagrees"
+#: The mark of each judgement in every table (docs/results.md, finding pages, summary.html, the issue body).
+MARKS = {REPRODUCES: "✓", DOES_NOT_REPRODUCE: "✗", INCONCLUSIVE: "~", COULD_NOT_RUN: "?"}
+NO_CLAIM_MARK = "–"
 
 
 class ClaimError(ValueError):
@@ -228,8 +231,13 @@ class Claim:
     expect: tuple[Expectation, ...] = ()
 
     def kinds(self) -> list[str]:
-        """The kinds of the expectations that expect a FAIL, in order, each once ("?" for none given)."""
-        return list(dict.fromkeys(e.kind or "?" for e in self.expect if e.expects_fail))
+        """The kinds of the expectations that expect a FAIL, in order, each once ("no kind" where none is given)."""
+        return list(dict.fromkeys(e.kind or "no kind" for e in self.expect if e.expects_fail))
+
+    def shown(self) -> str:
+        """The label with its kinds, as tables show a claimed line: ``after-effect key=none · documented``."""
+        kinds = self.kinds()
+        return self.label + (f" · {', '.join(kinds)}" if kinds else "")
 
     def matches(self, scenario: str, point: str, framework: str | None, options: Mapping[str, Any]) -> bool:
         return (
