@@ -310,6 +310,28 @@ def test_the_bundle_holds_the_issue_the_witness_the_locks_the_record_and_the_rea
     assert (tmp_path / "out" / "count_refunds-p1.zip").is_file()
 
 
+def test_the_distributions_a_witness_requires_are_locked_with_the_framework(tmp_path):
+    root = bug_repo(tmp_path)
+    toml = root / "findings" / "demo" / "finding.toml"
+    toml.write_text(
+        toml.read_text().replace('args = ["--mode", "a"] }', 'args = ["--mode", "a"], requires = ["six"] }')
+    )
+    asked = []
+
+    def recording(requirements, lock, python):
+        asked.append((list(requirements), lock.name, python))
+        return lock.read_text()
+
+    [made] = bundle.plan(demo(root))
+    assert made.requires == ("six",)
+    bundle.write([made], tmp_path / "out", recording)
+    assert asked == [(["six==1.16.0", "six"], "p1.txt", "3.10"), (["six==1.17.0", "six"], "p2.txt", "3.10")]
+    assert (
+        "`witness.py` imports the Python standard library and six (six) only"
+        in (tmp_path / "out" / made.slug / "README.md").read_text()
+    )
+
+
 def test_a_record_without_witness_output_says_so_and_the_readme_states_what_the_claim_expects(tmp_path):
     root = bug_repo(tmp_path)
     put_run(root, "p1", "1.16.0", "FAIL", witnessed=False, stamp="T11:00:00")
