@@ -29,14 +29,32 @@ LOCK = textwrap.dedent("""\
         --hash=sha256:ccc
     six==1.17.0 \\
         --hash=sha256:ddd
+    numpy==2.2.6 ; python_full_version < '3.11' \\
+        --hash=sha256:n22
+    numpy==2.3.5 ; python_full_version >= '3.11' \\
+        --hash=sha256:n23
     """)
 
 
 def test_a_lock_is_read_as_entries_with_versions_markers_and_hashes():
     found = bundle.entries(LOCK)
-    assert sorted(found) == ["pydantic", "six", "tomli"]
-    assert found["pydantic"].version == "2.14.4" and found["pydantic"].hashes == ["sha256:aaa", "sha256:bbb"]
-    assert found["tomli"].marker == "; python_full_version < '3.11'"
+    assert [(e.name, e.version) for e in found] == [
+        ("pydantic", "2.14.4"),
+        ("tomli", "2.3.0"),
+        ("six", "1.17.0"),
+        ("numpy", "2.2.6"),
+        ("numpy", "2.3.5"),
+    ]
+    assert found[0].hashes == ["sha256:aaa", "sha256:bbb"]
+    assert found[1].marker == "; python_full_version < '3.11'"
+
+
+def test_a_name_locked_at_two_versions_under_markers_keeps_each_versions_hashes():
+    compiled = (
+        "numpy==2.2.6 ; python_full_version < '3.11' \\\n    --hash=sha256:n22\n"
+        "numpy==2.3.5 ; python_full_version >= '3.11' \\\n    --hash=sha256:n23\n"
+    )
+    assert bundle.restrict(compiled, LOCK, "x.txt", []) == compiled
 
 
 def test_the_lock_header_gives_the_python_it_was_compiled_for(tmp_path):
@@ -111,7 +129,7 @@ def test_the_closure_is_compiled_by_uv_against_the_lock_as_constraints(tmp_path)
     lock = tmp_path / "p1.txt"
     lock.write_text(SIX_LOCK)
     compiled = bundle.compile_closure(["six"], lock, "3.10")
-    assert bundle.entries(compiled)["six"].version == "1.17.0"
+    assert [(e.name, e.version) for e in bundle.entries(compiled)] == [("six", "1.17.0")]
     text = bundle.restrict(compiled, SIX_LOCK, "p1.txt", [])
     assert text == SIX_LOCK
 
@@ -658,3 +676,42 @@ def test_the_agent_framework_8292_bundle_runs_its_witness_in_a_fresh_venv_as_its
                 fixed_line = dataclasses.replace(line, judgement=judged, witness=judged.expectation.support.witness)
                 agrees(fixed_line, one.first_fixed, code, output)
         assert sorted(folder.iterdir()) == shipped  # run from the folder, the witness leaves nothing in it
+
+
+@pytest.mark.network
+def test_uv_run_with_requirements_does_not_check_hashes_so_the_readme_gives_pip_for_a_checked_install(tmp_path):
+    """What the README says of uv: a wrong hash installs and runs under `uv run --with-requirements`, and is
+    refused by a `--require-hashes` install. When uv starts checking there, this fails: change the README."""
+    import shutil
+    import subprocess
+
+    uv = shutil.which("uv")
+    (tmp_path / "bad.txt").write_text(
+        SIX_17.replace("4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274", "0" * 64)
+    )
+    ran = subprocess.run(
+        [
+            uv,
+            "run",
+            "--no-project",
+            "--with-requirements",
+            "bad.txt",
+            "python",
+            "-c",
+            "import six; print(six.__version__)",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert (ran.returncode, ran.stdout.strip()) == (0, "1.17.0"), ran.stderr
+    subprocess.run([uv, "venv", "--quiet", "venv"], cwd=tmp_path, check=True)
+    checked = subprocess.run(
+        [uv, "pip", "install", "--python", "venv/bin/python", "--require-hashes", "-r", "bad.txt"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert checked.returncode != 0 and "Hash mismatch" in checked.stderr

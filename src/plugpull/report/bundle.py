@@ -338,20 +338,18 @@ class Entry:
     hashes: list[str] = field(default_factory=list)
 
 
-def entries(text: str) -> dict[str, Entry]:
-    """A hash-locked requirements file's entries by normalised name."""
-    found: dict[str, Entry] = {}
-    current: Entry | None = None
+def entries(text: str) -> list[Entry]:
+    """A hash-locked requirements file's entries, in order. A universal lock may hold one name twice, at
+    two versions under exclusive markers (numpy for Python < 3.11 and for >= 3.11)."""
+    found: list[Entry] = []
     for raw in text.splitlines():
         line = raw.strip()
         match = _ENTRY.match(line) if not raw[:1].isspace() else None
         if match:
-            marker = (match.group(3) or "").strip()
-            current = Entry(match.group(1), match.group(2), marker)
-            found[_normal(current.name)] = current
+            found.append(Entry(match.group(1), match.group(2), (match.group(3) or "").strip()))
         for digest in re.findall(r"--hash=(\S+)", line):
-            if current is not None:
-                current.hashes.append(digest)
+            if found:
+                found[-1].hashes.append(digest)
     return found
 
 
@@ -370,12 +368,13 @@ def restrict(compiled: str, lock: str, lock_name: str, header: Sequence[str]) ->
     chosen = entries(compiled)
     if not chosen:
         raise LockError("uv pip compile gave no requirements")
-    for key, entry in chosen.items():
-        pinned = locked.get(key)
-        if pinned is None or pinned.version != entry.version:
+    for entry in chosen:
+        same = [e for e in locked if _normal(e.name) == _normal(entry.name)]
+        pinned = next((e for e in same if e.version == entry.version), None)
+        if pinned is None:
             raise LockError(
                 f"{entry.name}=={entry.version} is not in {lock_name}"
-                + (f" (it pins {pinned.version})" if pinned else "")
+                + (f" (it pins {', '.join(e.version for e in same)})" if same else "")
                 + ": the witness needs a distribution the pin set does not install"
             )
         hashes = [h for h in pinned.hashes if h in entry.hashes] if entry.hashes else list(pinned.hashes)
