@@ -158,6 +158,7 @@ def test_a_witness_that_disagrees_shows_why_in_the_html_and_a_missing_script_is_
     outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: current_kernel)
     html = outcome.files[".html"].read_text()
     assert "witness: PASS refund=1 (disagrees: witness PASS refund=1, claimed FAIL, refund=2)" in html
+    assert "witness disagrees:" in html  # beside the headline too, not only in the table
 
     (root / "findings" / "demo" / "witness" / "kill.py").unlink()
     outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: current_kernel)

@@ -753,7 +753,8 @@ class WitnessJudgement:
         if self.status == COULD_NOT_RUN:
             return f"could not run: {self.reason}"
         if self.status == AGREES:
-            return f"{self.measured} (agrees)"
+            left = f"; {self.left_out} run(s) left out" if self.left_out else ""
+            return f"{self.measured} (agrees{left})"
         return f"{self.measured} (disagrees: {self.reason})"
 
 
