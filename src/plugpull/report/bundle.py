@@ -227,8 +227,9 @@ def plan(finding: Finding, pins: Sequence[str] = ()) -> list[Bundle]:
             raise BundleError(
                 f"finding {finding.id!r}: bug claim {claim.label!r} ({expectation.scope()}) has no witness"
             )
-        if not (finding.directory / witness.script).is_file():
-            raise BundleError(f"finding {finding.id!r}: witness {witness.script} does not exist")
+        script = (finding.directory / witness.script).resolve()
+        if not script.is_relative_to((finding.root / FINDINGS_DIR).resolve()) or not script.is_file():
+            raise BundleError(f"finding {finding.id!r}: witness {witness.script} does not exist under findings/")
     for name in pins:
         finding.pin(name)  # unknown: FindingError, one line
     table = rows(finding)
@@ -242,7 +243,7 @@ def plan(finding: Finding, pins: Sequence[str] = ()) -> list[Bundle]:
         for line in lines:
             scripts.setdefault(line.witness.script, []).append(line)
         for script, mine in scripts.items():
-            bundles.append(_bundle(finding, finding.directory / script, row, mine, table))
+            bundles.append(_bundle(finding, (finding.directory / script).resolve(), row, mine, table))
         if not lines and why:
             refusals[row.pin] = why
     for name in pins:
@@ -705,7 +706,7 @@ def readme(bundle: Bundle) -> str:
     described = {
         ISSUE: "the issue body: what happens, why it is a bug, the releases measured, the witness, the environment",
         README: "this file",
-        WITNESS: f"the reproduction (copied from plugpull's `findings/{f.id}/{bundle.witness.relative_to(f.directory).as_posix()}`)",
+        WITNESS: f"the reproduction (copied from plugpull's `{bundle.witness.relative_to(f.root.resolve()).as_posix()}`)",
         REQUIREMENTS: f"{bundle.dist} {bundle.version} and what it needs, hash-locked (Python >= {bundle.python})",
         START: f"the start release {bundle.dist} {bundle.start_version}, hash-locked (for `start/`)",
         FIXED: f"{bundle.dist} {bundle.first_fixed.label if bundle.first_fixed else ''}, hash-locked",

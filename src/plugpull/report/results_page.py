@@ -412,13 +412,21 @@ def _diff(actual: str, expected: str, name: str) -> str:
     return "\n".join(diff)
 
 
+def witness_text(finding: Finding, script: str) -> str | None:
+    """A witness script's text, or None when it is not a file under the repository's findings/."""
+    path = (finding.directory / script).resolve()
+    if not path.is_relative_to((finding.root / "findings").resolve()) or not path.is_file():
+        return None
+    return path.read_text(errors="replace")
+
+
 def finding_problems(root: Path, finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> list[str]:
     """What ``--check`` fails on for one finding: its claims' policy (claims.policy: kinds and what backs
     them), every newest record that contradicts a claimed line, a witness that disagrees with its line, and a
     bug or documented line whose newest record holds no witness output that ran (any schema: the record must
     be rerun)."""
     where = str((finding.directory / "finding.toml").relative_to(root))
-    found = claims.policy(finding.claims, where, lambda script: (finding.directory / script).is_file())
+    found = claims.policy(finding.claims, where, lambda script: witness_text(finding, script))
     for path, doc in newest:
         if doc["finding"] != finding.id:
             continue
