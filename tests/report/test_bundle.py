@@ -306,6 +306,7 @@ def test_the_bundle_holds_the_issue_the_witness_the_locks_the_record_and_the_rea
     assert "six==1.17.0" in (folder / "requirements-fixed.txt").read_text()
     assert (folder / f"{stem}.html").read_text() == "<html>report of p1</html>"
     readme = (folder / "README.md").read_text()
+    assert "`witness.py`: the reproduction (copied from plugpull's `findings/demo/witness/count_refunds.py`)" in readme
     command = "uv run --no-project --python 3.11 --with-requirements requirements.txt python witness.py --mode a"
     assert command in readme
     assert (
@@ -326,6 +327,23 @@ def test_the_bundle_holds_the_issue_the_witness_the_locks_the_record_and_the_rea
     assert "2 cores; load average (1, 5, 15 min) 0.50 0.40 0.30 at the start of the run" in issue
     assert "refund=2: m" in issue  # the harness's counts and message of the FAIL run
     assert (tmp_path / "out" / "count_refunds-p1.zip").is_file()
+
+
+def test_a_witness_shared_from_another_finding_is_bundled_and_one_outside_findings_is_bad_input(tmp_path, capsys):
+    root = bug_repo(tmp_path)
+    shared = root / "findings" / "shared" / "witness"
+    shared.mkdir(parents=True)
+    (root / "findings" / "demo" / "witness" / "count_refunds.py").rename(shared / "count_refunds.py")
+    toml = root / "findings" / "demo" / "finding.toml"
+    toml.write_text(toml.read_text().replace('"witness/count_refunds.py"', '"../shared/witness/count_refunds.py"'))
+    [made] = bundle.plan(demo(root))
+    [folder] = bundle.write([made], tmp_path / "out", lock_itself)
+    assert (folder / "witness.py").read_text() == WITNESS
+    assert "copied from plugpull's `findings/shared/witness/count_refunds.py`" in (folder / "README.md").read_text()
+    (tmp_path / "outside.py").write_text(WITNESS)
+    toml.write_text(toml.read_text().replace('"../shared/witness/count_refunds.py"', '"../../../outside.py"'))
+    assert run_cli(root, "--bundle", "demo") == 2
+    assert "witness ../../../outside.py does not exist under findings/" in capsys.readouterr().err
 
 
 def test_the_distributions_a_witness_requires_are_locked_with_the_framework(tmp_path):
@@ -645,6 +663,7 @@ def agrees(line: bundle.Line, row: bundle.Row, code: int, output: dict) -> None:
 
 
 @pytest.mark.network
+@pytest.mark.witness
 def test_the_agent_framework_8292_bundle_runs_its_witness_in_a_fresh_venv_as_its_record_says(tmp_path):
     """agent-framework-core 1.19.0 (failing) and 1.20.0 (fixed): the bundle is built from this repository's
     records, unpacked outside it, installed from its requirements files and run; each run must be what the
