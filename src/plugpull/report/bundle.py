@@ -595,7 +595,7 @@ def expected_output(bundle: Bundle, lines: Sequence[Line]) -> list[str]:
                 f"In the report's run `{record.run_id(bundle.row.doc)}` ({bundle.dist} {bundle.version}) the witness "
                 f"for `{line.label}` exited {code} ({EXIT_CODES.get(code, '?') if isinstance(code, int) else '?'})"
                 + (f" in {len(runs)} of {total} runs" if total > 1 else "")
-                + " with this last line:",
+                + " with this last line (ids and times the script draws afresh differ from run to run):",
                 "",
                 "```json",
                 json.dumps(output, sort_keys=False),
