@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("agent_framework")
+pytestmark = pytest.mark.witness
 
 FINDINGS = Path(__file__).parents[2] / "findings"
 CHECKOUT = FINDINGS / "agent-framework-8292" / "witness" / "checkout_two_orders.py"
