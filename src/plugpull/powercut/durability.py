@@ -44,7 +44,7 @@ system Jepsen uses to lose unsynced data, to the strict model above:
   inside the write) hold the new bytes, the rest of it is lost. A disk writes a 512-byte sector
   whole or not at all, so a write inside one sector is lost whole. When the write extended the
   file, the file ends at the tear. The other unsynced writes are lost, as in ``unsynced``.
-  LazyFS's ``torn-op`` fault splits a write the same way (into parts, some persisted).
+  LazyFS's ``torn-op`` fault likewise splits one write into parts and persists only some of them.
 - ``namespace``: only the namespace operations without a later fsync of their directory are
   lost; every write is kept (file contents are what the writers left, as after a SIGKILL).
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from plugpull.powercut.mount import PowerCutMount
+from plugpull.powercut.mount import PowerCutError, PowerCutMount
 
 
 def workload(directory: Path, journal_mode: str, transactions: int) -> float:
@@ -70,7 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.transactions < 1 or args.reps < 1:
         parser.error("--transactions and --reps must be at least 1")
     for journal_mode in ("WAL", "DELETE"):
-        m = measure(journal_mode, args.transactions, args.reps)
+        try:
+            m = measure(journal_mode, args.transactions, args.reps)
+        except PowerCutError as error:  # FuseUnavailable included: one line, exit 2, as plugpull's ERROR
+            print(f"python -m plugpull.powercut.overhead: {error}", file=sys.stderr)
+            return 2
         print(
             f"{journal_mode:6} synchronous=FULL, {args.transactions} transactions: "
             f"mounted/plain = {m['mounted'] / m['plain']:.2f} "
