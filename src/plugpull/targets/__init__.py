@@ -558,6 +558,10 @@ _LANGGRAPH_SIBLINGS = BuiltIn(
 
 # Sibling tool calls in the OpenAI Agents SDK: two function calls in one model response, run as
 # concurrent tasks; recovered from the approved RunState the app saved (no key on send_email).
+# approval=both: both tools need approval, the state is saved before either runs, so a restore runs
+# the finished send_email again (the app's save point). approval=charge_card: send_email runs before
+# the pause and its output is in the saved state, which the SDK skips on restore; it runs before the
+# kill, so it can only be finished (finding sibling-tool-calls).
 _OPENAI_AGENTS_SIBLINGS = BuiltIn(
     name="openai-agents-siblings",
     module="agents",
@@ -565,14 +569,14 @@ _OPENAI_AGENTS_SIBLINGS = BuiltIn(
     variants=tuple(
         Target(
             name="openai-agents-siblings",
-            argv=python_module("plugpull.targets.openai_agents_siblings"),
+            argv=python_module("plugpull.targets.openai_agents_siblings", "--approval", approval),
             framework="openai-agents",
-            options={"hold": "charge_card", "sibling": f"send_email:{state}"},
+            options={"hold": "charge_card", "sibling": f"send_email:{state}", "approval": approval},
             result_ignore=("reply_id",),
             hold=("charge_card", 1),
             sibling=("send_email", state),
         )
-        for state in ("finished", "running")
+        for approval, state in (("both", "finished"), ("both", "running"), ("charge_card", "finished"))
     ),
 )
 

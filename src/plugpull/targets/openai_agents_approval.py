@@ -13,7 +13,12 @@ start:   run to the approval; save the paused state to $PLUGPULL_WORKDIR/paused.
 approve: restore paused.json, approve, save the approved state to approved.json (so a crash
          after the approval can be recovered), run to the end. The SDK keeps no record of a
          resumed state and raises nothing like "already resumed", so this never exits 3.
-recover: restore approved.json and run it again (the SDK's only way to continue).
+recover: restore approved.json and run it again (the SDK's only way to continue). When approve died
+         before it saved approved.json, the approval was never recorded and the run is still paused:
+         recover applies it again to paused.json, as an app whose approvals arrive through a durable
+         inbox does (a message is acknowledged only once the approved state is saved, so a crash before
+         that redelivers it). Until issue 20 recover gave up there ("nothing to recover"), and the
+         boundary map's "before state-save 1" lost the refund: the app's doing, not the SDK's.
 """
 
 from __future__ import annotations
@@ -72,28 +77,41 @@ async def start(agent: Agent, where: Path) -> int:
     return 0
 
 
-async def approve(agent: Agent, where: Path) -> int:
+async def approved(agent: Agent, where: Path) -> RunState | None:
+    """The paused state with its approval applied and saved to approved.json (None: nothing to approve)."""
     state = await RunState.from_json(agent, json.loads((where / PAUSED).read_text()))
     interruptions = state.get_interruptions()
     if not interruptions:
         log("the saved state has nothing to approve")
-        return 1
+        return None
     for item in interruptions:
         state.approve(item)
     save(state, where / APPROVED)
+    return state
+
+
+async def approve(agent: Agent, where: Path) -> int:
+    state = await approved(agent, where)
+    if state is None:
+        return 1
     gate()  # plugpull: racing approvers are released together here
-    result = await Runner.run(agent, state)
-    record_result(outcome(result.final_output))  # plugpull: the run's outcome
-    log(f"done: {result.final_output}")
-    return 0
+    return await finish(agent, state)
 
 
 async def recover(agent: Agent, where: Path) -> int:
     path = where / APPROVED
-    if not path.exists():
-        log(f"nothing to recover: no {APPROVED}")
+    if path.exists():
+        return await finish(agent, await RunState.from_json(agent, json.loads(path.read_text())))
+    if not (where / PAUSED).exists():
+        log(f"nothing to recover: no {APPROVED} and no {PAUSED}")
         return 1
-    state = await RunState.from_json(agent, json.loads(path.read_text()))
+    # approve died before it recorded the approval: the run is still paused; apply the approval again.
+    log(f"no {APPROVED}: the approval was never saved; applying it again to {PAUSED}")
+    state = await approved(agent, where)
+    return 1 if state is None else await finish(agent, state)
+
+
+async def finish(agent: Agent, state: RunState) -> int:
     result = await Runner.run(agent, state)
     record_result(outcome(result.final_output))  # plugpull: the run's outcome
     log(f"done: {result.final_output}")
