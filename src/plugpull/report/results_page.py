@@ -32,7 +32,8 @@ Versions were read inside the environment that ran.
 
 Matrix cells: the measured verdict (with repeats, the count of each) or, on a timing line, FAIL / finished runs
 and the 95 % Wilson interval; then whether the line's claim for that version holds:
-✓ reproduces, ✗ does not reproduce, ? could not run (ERROR, or not run), – no claim for this version.
+✓ reproduces, ✗ does not reproduce, ~ inconclusive (a timing line whose rate is outside the claimed range
+while its 95 % interval reaches it: more runs needed), ? could not run (ERROR, or not run), – no claim for this version.
 """
 COLUMNS = (
     "finding",
@@ -49,7 +50,12 @@ COLUMNS = (
     "date",
     "report",
 )
-MARK = {claims.REPRODUCES: "✓", claims.DOES_NOT_REPRODUCE: "✗", claims.COULD_NOT_RUN: "?"}
+MARK = {
+    claims.REPRODUCES: "✓",
+    claims.DOES_NOT_REPRODUCE: "✗",
+    claims.INCONCLUSIVE: "~",
+    claims.COULD_NOT_RUN: "?",
+}
 SECTION = re.compile(
     r"(<!-- plugpull:generated (?P<name>[^>]*?) -->\n)(?P<body>.*?)(<!-- /plugpull:generated -->)", re.DOTALL
 )
@@ -322,22 +328,59 @@ def _diff(actual: str, expected: str, name: str) -> str:
     return "\n".join(diff)
 
 
-def check(root: Path) -> list[str]:
+def finding_problems(root: Path, finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> list[str]:
+    """What ``--check`` fails on for one finding: its claims' policy (claims.policy: kinds and what backs
+    them), every newest record that contradicts a claimed line, a witness that disagrees with its line, and a
+    bug or documented line whose newest record holds no witness output that ran (any schema: the record must
+    be rerun)."""
+    where = str((finding.directory / "finding.toml").relative_to(root))
+    found = claims.policy(finding.claims, where, lambda script: (finding.directory / script).is_file())
+    for path, doc in newest:
+        if doc["finding"] != finding.id:
+            continue
+        at = str(path.relative_to(root))
+        found += claims.contradictions(finding.claims, doc, at)
+        lines = claims.judge(finding.claims, doc)
+        found += claims.witness_problems(lines, doc, at, f"plugpull report --finding {finding.id} --pin {doc['pin']}")
+    return found
+
+
+def inconclusive(root: Path, only: set[str] | None = None) -> list[str]:
+    """One line per newest record's line that is inconclusive (``--check`` prints them; they need more runs)."""
+    try:
+        findings = load_all(root)
+    except FindingError:
+        return []
+    out = []
+    for path, doc in latest(root):
+        finding = findings.get(doc["finding"])
+        if finding is None or (only is not None and finding.id not in only):
+            continue
+        out += [
+            f"{path.relative_to(root)}: {j.claim.label} is inconclusive: {j.reason}"
+            for j in claims.judge(finding.claims, doc)
+            if j.status == claims.INCONCLUSIVE
+        ]
+    return out
+
+
+def check(root: Path, only: set[str] | None = None) -> list[str]:
     """Every problem with the records, the claims and the generated pages; empty when all is well.
 
-    One line per record that contradicts its claim: the newest record of each (finding, pin).
+    ``only``: the records and claims of these findings (the pages are always checked whole). One line per
+    problem: a record that is not valid, a claim's policy, a newest record that contradicts a claim, a
+    witness that disagrees or did not run, a page out of date.
     """
-    found = [p for path in record_paths(root) for p in record.problems(path, path.parent.parent)]
+    paths = [p for p in record_paths(root) if only is None or p.parent.parent.name in only]
+    found = [p for path in paths for p in record.problems(path, path.parent.parent)]
     try:
         findings = load_all(root)
     except FindingError as exc:
         return found + [str(exc)]
     newest = latest(root)
-    for path, doc in newest:
-        finding = findings.get(doc["finding"])
-        if finding is None:  # nothing claimed: nothing to contradict
-            continue
-        found += claims.contradictions(finding.claims, doc, str(path.relative_to(root)))
+    for finding in findings.values():
+        if only is None or finding.id in only:
+            found += finding_problems(root, finding, newest)
     page = root / PAGE
     expected = render(root)
     actual = page.read_text() if page.exists() else ""
