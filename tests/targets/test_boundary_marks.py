@@ -38,7 +38,7 @@ def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_
     # Issue 20: killed before its state-save, approve recorded nothing; the run is still paused and
     # recover approves paused.json again (a durable approval inbox redelivers), so the refund happens once.
     pytest.importorskip("agents")
-    target = variant("openai-agents-approval")
+    target = variant("openai-agents-approval", design="plain")
     settings = Settings(timeout=120, boundaries=("state-save 1",))
     results = suite.run_scenario(target, ["before", "after"], settings=settings)
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.message for r in results]

@@ -285,19 +285,24 @@ def _recover_ran_it_again(r) -> bool:
     return n.recover_ran_the_tool(r) and n.count(r, "refund") >= 2
 
 
+# design=plain follows the docs' steps; design=claim-and-key adds what the docs leave to the app (issue
+# 20): approve claims the stored pause (a loser is refused) and the refund is keyed by the tool call id
+# the saved RunState keeps, so a restore that runs the tool again refunds nothing new.
 _OPENAI_AGENTS_APPROVAL = BuiltIn(
     name="openai-agents-approval",
     module="agents",
     extra="openai-agents",
-    variants=(
+    variants=tuple(
         Target(
             name="openai-agents-approval",
-            argv=python_module("plugpull.targets.openai_agents_approval"),
+            argv=python_module("plugpull.targets.openai_agents_approval", "--design", design),
             framework="openai-agents",
+            options={"design": design},
             scenario="resume-after-approval",
             result_ignore=("reply_id",),
             notes=(OPENAI_AGENTS_NO_CLAIM,),
-        ),
+        )
+        for design in ("plain", "claim-and-key")
     ),
 )
 
