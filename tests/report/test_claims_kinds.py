@@ -71,7 +71,7 @@ def test_a_pass_expectation_has_no_kind_even_under_a_claim_that_has_one():
         ({"kind": "bug", "issue": 4775}, None, "issue is an https:// address"),
         ({"kind": "app", "because": ""}, None, "because is a non-empty string"),
         ({"witness": "witness/x.py"}, None, "witness is a table"),
-        ({"witness": {"script": "../x.py"}}, None, "inside the finding's folder"),
+        ({"witness": {"script": "/abs/x.py"}}, None, "relative to the finding's folder"),
         ({"witness": {"script": "w.py", "repeats": 0}}, None, "repeats is a positive number"),
         ({"witness": {"script": "w.py", "timeout": "long"}}, None, "timeout is a positive number"),
         ({"witness": {"script": "w.py", "env": {}}}, None, "unknown key 'env'"),
@@ -85,8 +85,8 @@ def test_a_malformed_kind_or_support_is_one_clear_error(support, expect, message
     assert "\n" not in str(raised.value) and str(raised.value).startswith("finding.toml: claims[0]")
 
 
-def policy(*entries, exists=lambda script: True):
-    return claims.policy(claims.parse(list(entries), "finding.toml"), "finding.toml", exists)
+def policy(*entries, text=lambda script: "import sqlite3\n"):
+    return claims.policy(claims.parse(list(entries), "finding.toml"), "finding.toml", text)
 
 
 def line(options, expect, **support):
@@ -155,7 +155,15 @@ def test_an_app_alternative_must_name_another_line_of_the_finding():
     ]
 
 
-def test_a_witness_script_that_is_not_on_disk_is_a_policy_problem():
+def test_a_witness_script_that_is_not_on_disk_or_imports_plugpull_is_a_policy_problem():
     support = {"kind": "documented", "because": "b", "quote": QUOTE, "witness": WITNESS}
-    (problem,) = policy(line({"k": "x"}, FAILS, **support), exists=lambda script: False)
-    assert problem == "finding.toml: `after-effect k=x`: witness script witness/kill.py does not exist"
+    (missing,) = policy(line({"k": "x"}, FAILS, **support), text=lambda script: None)
+    assert missing == "finding.toml: `after-effect k=x`: witness script witness/kill.py does not exist under findings/"
+    (imports,) = policy(line({"k": "x"}, FAILS, **support), text=lambda script: "import os\nfrom plugpull import x\n")
+    assert imports.endswith("witness script witness/kill.py imports plugpull (a witness is framework-only)")
+
+
+def test_a_finding_may_share_another_findings_witness_by_a_relative_path():
+    witness = {**WITNESS, "script": "../other-finding/witness/kill.py"}
+    c = claim(kind="documented", because="b", quote=QUOTE, witness=witness)
+    assert c.expect[0].support.witness.script == "../other-finding/witness/kill.py"

@@ -94,6 +94,7 @@ def test_error_runs_timeouts_and_runs_without_a_json_line_are_left_out():
     silent = {"exit_code": 1, "seconds": 1.0, "timed_out": False, "output": None, "stderr_tail": "Traceback"}
     w = judged(LINE, record([result("FAIL", 2)], [run("ERROR", 1), timed_out, silent, run("FAIL", 2)]))
     assert w.status == AGREES and w.finished == 1 and w.left_out == 3 and "3 run(s) left out" in w.reason
+    assert w.text() == "FAIL refund=2 (agrees; 3 run(s) left out)"
 
 
 def test_a_witness_whose_every_run_errored_could_not_run_and_says_why():

@@ -158,9 +158,26 @@ def test_a_witness_that_disagrees_shows_why_in_the_html_and_a_missing_script_is_
     outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: current_kernel)
     html = outcome.files[".html"].read_text()
     assert "witness: PASS refund=1 (disagrees: witness PASS refund=1, claimed FAIL, refund=2)" in html
+    assert "witness disagrees:" in html  # beside the headline too, not only in the table
 
     (root / "findings" / "demo" / "witness" / "kill.py").unlink()
     outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: current_kernel)
     (entry,) = json.loads(outcome.files[".json"].read_text())["witnesses"]
     assert entry["runs"] == [] and entry["error"] == "findings/demo/witness/kill.py does not exist"
     assert "could not run: findings/demo/witness/kill.py does not exist" in outcome.files[".html"].read_text()
+
+
+def test_a_finding_can_run_another_findings_witness_but_nothing_outside_findings(tmp_path, private_tmp):
+    root = demo_repo(tmp_path / "repo")
+    shared = root / "findings" / "shared" / "witness"
+    shared.mkdir(parents=True)
+    shutil.move(root / "findings" / "demo" / "witness" / "kill.py", shared / "kill.py")
+    toml = root / "findings" / "demo" / "finding.toml"
+    toml.write_text(toml.read_text().replace('script = "witness/kill.py"', 'script = "../shared/witness/kill.py"'))
+    doc = {"pin": "p1", "framework": "six", "versions": {"six": "1.17.0"}, "results": [], "error": None}
+    (entry,) = witness.run_all(load_all(root)["demo"], doc, Path(sys.executable))
+    assert entry["error"] is None and [r["exit_code"] for r in entry["runs"]] == [1, 1]
+    (tmp_path / "outside.py").write_text("print('{}')\n")
+    toml.write_text(toml.read_text().replace("../shared/witness/kill.py", "../../../outside.py"))
+    (entry,) = witness.run_all(load_all(root)["demo"], doc, Path(sys.executable))
+    assert entry["error"] == "../../../outside.py is outside findings/" and entry["runs"] == []

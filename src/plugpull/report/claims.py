@@ -43,6 +43,9 @@ KINDS = ("bug", "documented", "app", "expected")
 #: Kinds whose claim needs a framework-only witness whose output the newest record holds.
 WITNESSED = ("bug", "documented")
 AGREES, DISAGREES = "agrees", "disagrees"
+#: The mark of each judgement in every table (docs/results.md, finding pages, summary.html, the issue body).
+MARKS = {REPRODUCES: "✓", DOES_NOT_REPRODUCE: "✗", INCONCLUSIVE: "~", COULD_NOT_RUN: "?"}
+NO_CLAIM_MARK = "–"
 
 
 class ClaimError(ValueError):
@@ -228,8 +231,13 @@ class Claim:
     expect: tuple[Expectation, ...] = ()
 
     def kinds(self) -> list[str]:
-        """The kinds of the expectations that expect a FAIL, in order, each once ("?" for none given)."""
-        return list(dict.fromkeys(e.kind or "?" for e in self.expect if e.expects_fail))
+        """The kinds of the expectations that expect a FAIL, in order, each once ("no kind" where none is given)."""
+        return list(dict.fromkeys(e.kind or "no kind" for e in self.expect if e.expects_fail))
+
+    def shown(self) -> str:
+        """The label with its kinds, as tables show a claimed line: ``after-effect key=none · documented``."""
+        kinds = self.kinds()
+        return self.label + (f" · {', '.join(kinds)}" if kinds else "")
 
     def matches(self, scenario: str, point: str, framework: str | None, options: Mapping[str, Any]) -> bool:
         return (
@@ -305,8 +313,10 @@ def _witness(value: Any, where: str) -> Witness:
     if unknown:
         raise ClaimError(f"{at}: unknown key {sorted(unknown)[0]!r}")
     script = value.get("script")
-    if not isinstance(script, str) or not script.endswith(".py") or script.startswith("/") or ".." in script.split("/"):
-        raise ClaimError(f"{at}: script is a .py path inside the finding's folder, like 'witness/x.py'")
+    # Relative to the finding's folder; "../other-finding/witness/x.py" shares another finding's witness (as
+    # pin sets share locks). Where it lands is checked against findings/ when it is run and by --check.
+    if not isinstance(script, str) or not script.endswith(".py") or script.startswith(("/", "~")) or "\\" in script:
+        raise ClaimError(f"{at}: script is a .py path relative to the finding's folder, like 'witness/x.py'")
     args = value.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ClaimError(f"{at}: args is a list of strings")
@@ -722,6 +732,7 @@ def contradictions(claims: Iterable[Claim], record: Mapping[str, Any], where: st
 # 2 ERROR, and its output's verdict says the same; ERROR is never evidence.
 
 EXIT_CODES = {"PASS": 0, "FAIL": 1, "ERROR": 2}
+PLUGPULL_IMPORT = re.compile(r"^\s*(import|from)\s+plugpull\b", re.MULTILINE)
 
 
 @dataclass
@@ -745,7 +756,8 @@ class WitnessJudgement:
         if self.status == COULD_NOT_RUN:
             return f"could not run: {self.reason}"
         if self.status == AGREES:
-            return f"{self.measured} (agrees)"
+            left = f"; {self.left_out} run(s) left out" if self.left_out else ""
+            return f"{self.measured} (agrees{left})"
         return f"{self.measured} (disagrees: {self.reason})"
 
 
@@ -886,11 +898,12 @@ def witness_problems(lines: Iterable[LineJudgement], record: Mapping[str, Any], 
 # --- policy -----------------------------------------------------------------------------------
 
 
-def policy(claims: Iterable[Claim], where: str, script_exists: Callable[[str], bool] | None = None) -> list[str]:
+def policy(claims: Iterable[Claim], where: str, script_text: Callable[[str], str | None] | None = None) -> list[str]:
     """What a finding's claims still owe (``report --check``): a kind on every expectation that expects a
     FAIL; ``because`` for every kind; ``bug``: a quote or an issue, and without an issue what was searched;
-    ``documented``: a quote; both a witness (whose script exists, ``script_exists``); ``app``: an
-    ``alternative`` that is the label of another claim of the same finding."""
+    ``documented``: a quote; both a witness; ``app``: an ``alternative`` that is the label of another claim of
+    the same finding. ``script_text`` reads a witness script (None: not on disk, or outside findings/): it
+    must exist and import nothing of plugpull (a maintainer runs it with only the framework installed)."""
     claims = list(claims)
     labels = [c.label for c in claims]
     found: list[str] = []
@@ -898,8 +911,14 @@ def policy(claims: Iterable[Claim], where: str, script_exists: Callable[[str], b
         at = f"{where}: `{claim.label}`"
         for e in claim.expect:
             s = e.support
-            if s.witness is not None and script_exists is not None and not script_exists(s.witness.script):
-                found.append(f"{at}: witness script {s.witness.script} does not exist")
+            if s.witness is not None and script_text is not None:
+                text = script_text(s.witness.script)
+                if text is None:
+                    found.append(f"{at}: witness script {s.witness.script} does not exist under findings/")
+                elif PLUGPULL_IMPORT.search(text):
+                    found.append(
+                        f"{at}: witness script {s.witness.script} imports plugpull (a witness is framework-only)"
+                    )
             if not e.expects_fail:
                 continue
             scope = f"{e.describe()} for {e.scope()}"

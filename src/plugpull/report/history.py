@@ -103,6 +103,13 @@ def top_cell(finding: Finding, doc: dict[str, Any], judged: Judged, earlier: lis
     """
     out = ["## Judgement", ""]
     out += claims.summary(judged.lines, version_text(doc))
+    # A witness that disagrees or could not run is said beside the headline, not only in the table.
+    out += [
+        f"- witness {'disagrees' if w.status == claims.DISAGREES else 'could not run'}: `{w.claim.label}` "
+        f"(`{w.witness.script}`): {w.reason}"
+        for w in judged.witnesses
+        if w.status != claims.AGREES
+    ]
     out += [
         "",
         f"Run `{record.run_id(doc)}` of pin set `{doc['pin']}`; each line is judged against the claim in "

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.report import claims
-from plugpull.report.finding import Finding
+from plugpull.report.finding import FINDINGS_DIR, Finding
 from plugpull.results import SECRET_NAME
 
 STDERR_TAIL = 2048
@@ -156,12 +156,16 @@ def run_all(
             "error": None,
         }
         entries.append(entry)
-        script = finding.directory / witness.script
+        script = (finding.directory / witness.script).resolve()
+        findings = (finding.root / FINDINGS_DIR).resolve()
         if python is None:
             entry["error"] = unavailable or "no environment to run it in"
             continue
+        if not script.is_relative_to(findings):
+            entry["error"] = f"{witness.script} is outside {FINDINGS_DIR}/"
+            continue
         if not script.is_file():
-            entry["error"] = f"{script.relative_to(finding.root).as_posix()} does not exist"
+            entry["error"] = f"{script.relative_to(finding.root.resolve()).as_posix()} does not exist"
             continue
         argv = [str(python), str(script), *witness.args]
         if start_python is not None:
