@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.witness
+
 WITNESS = Path(__file__).parents[2] / "findings" / "openai-agents-4775" / "witness" / "lost_session_ack.py"
 
 
