@@ -653,11 +653,26 @@ AGENT_FRAMEWORK_SIGNATURE_CHANGED = Note(
     ),
 )
 
+# 1.20.0's @step docstring: "Legacy order-based checkpoints replay sequential steps, but concurrent legacy
+# cache hits fail explicitly". The two concurrent variants meet that documented limit; "sequential" (the
+# orders one after the other) is the case the docstring says replays.
+_AGENT_FRAMEWORK_SEQUENTIAL = Target(
+    name="agent-framework",
+    argv=python_module("plugpull.targets.agent_framework_checkout", "--variant", "sequential"),
+    framework="agent-framework-core",
+    options={"variant": "sequential"},
+    result_ignore=("orders.idempotency_key",),
+)
+
 UPGRADES: dict[str, tuple[str, tuple[Target, ...]]] = {
-    # Both variants: "control" is the plain upgrade; "swap" also meets 1.20.0's new step-cache key.
+    # "control" is the plain upgrade; "swap" also meets 1.20.0's new step-cache key; "sequential" has no
+    # concurrent call to one @step at all.
     "agent-framework": (
         "agent_framework",
-        tuple(replace(v, notes=(*v.notes, AGENT_FRAMEWORK_SIGNATURE_CHANGED)) for v in _kept("agent-framework")),
+        tuple(
+            replace(v, notes=(*v.notes, AGENT_FRAMEWORK_SIGNATURE_CHANGED))
+            for v in (*_kept("agent-framework"), _AGENT_FRAMEWORK_SEQUENTIAL)
+        ),
     ),
     # durability="sync": the model's tool call is checkpointed before the tool runs, so the line is
     # deterministic (with "async" it is a race, docs/stability.md) and only the upgrade can change it.
