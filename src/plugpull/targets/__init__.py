@@ -379,16 +379,20 @@ _GOOGLE_ADK = BuiltIn(
     ),
 )
 
-# ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app.
+# ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app, once per session
+# store: SqliteSessionService, and DatabaseSessionService on sqlite+aiosqlite (the target's --db-url takes any
+# SQLAlchemy async URL, so another database is one more variant). Racing approvers that lose the store's
+# optimistic concurrency check (StaleSessionError) exit 3, the refusal (docs/DECISIONS.md, issue 20).
 _GOOGLE_ADK_APPROVAL = BuiltIn(
     name="google-adk-approval",
     module="google.adk",
     extra="google-adk",
-    variants=(
+    variants=tuple(
         Target(
             name="google-adk-approval",
-            argv=python_module("plugpull.targets.google_adk_approval"),
+            argv=python_module("plugpull.targets.google_adk_approval", "--session", session),
             framework="google-adk",
+            options={"session": session},
             scenario="resume-after-approval",
             notes=(
                 Note(
@@ -398,7 +402,8 @@ _GOOGLE_ADK_APPROVAL = BuiltIn(
                     holds=_recover_ran_it_again,
                 ),
             ),
-        ),
+        )
+        for session in ("sqlite", "database")
     ),
 )
 
