@@ -32,3 +32,14 @@ def test_agent_frameworks_checkpoint_saves_are_boundaries():
     labels = [s.label for s in boundaries.steps_of(clean_of(target, Settings(timeout=120)).trace)]
     assert "checkpoint-save 1" in labels and "open-payment 2" in labels
     assert "effect charge_card:A 1" in labels and "effect charge_card:B 1" in labels
+
+
+def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_died_before_saving_it():
+    # Issue 20: killed before its state-save, approve recorded nothing; the run is still paused and
+    # recover approves paused.json again (a durable approval inbox redelivers), so the refund happens once.
+    pytest.importorskip("agents")
+    target = variant("openai-agents-approval", design="plain")
+    settings = Settings(timeout=120, boundaries=("state-save 1",))
+    results = suite.run_scenario(target, ["before", "after"], settings=settings)
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.message for r in results]
+    assert all(r.evidence["counts"] == {"refund": 1} for r in results), [r.evidence["counts"] for r in results]

@@ -1,30 +1,88 @@
-"""Google ADK tool confirmation under resume-after-approval: real processes, SqliteSessionService, real SIGKILL.
+"""Google ADK tool confirmation under resume-after-approval: real processes, both session stores, real SIGKILL.
 
 A second confirmation of an answered request runs nothing (ADK drops confirmations already
-consumed); a kill inside the confirmed tool is resumed at least once (ResumabilityConfig).
+consumed); a kill inside the confirmed tool is resumed at least once (ResumabilityConfig); a racing
+approver that loses the store's optimistic concurrency check exits 3, the refusal, instead of crashing.
 """
 
 import signal
+import subprocess
+import sys
 
 import pytest
 
 pytest.importorskip("google.adk")
 
+from plugpull.forkserver import ForkServers  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
 from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
+from plugpull.targets.google_adk_approval import lost_the_race  # noqa: E402
 
-(TARGET,) = BUILT_INS["google-adk-approval"].variants
+SESSIONS = ("sqlite", "database")
 
 
-def test_a_second_confirmation_is_a_no_op(forked):
-    result = run_point(TARGET, "double-resume", forked)
+@pytest.fixture(scope="module")
+def forked():
+    """The fork server of tests/targets/conftest.py with a longer phase timeout: six ADK processes at
+    once (start, then five racing approvers) take minutes on a loaded machine."""
+    forks = ForkServers()
+    yield Settings(timeout=300, forks=forks)
+    forks.close()
+
+
+def variant(session: str):
+    (target,) = [t for t in BUILT_INS["google-adk-approval"].variants if t.options["session"] == session]
+    return target
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_a_second_confirmation_is_a_no_op(forked, session):
+    result = run_point(variant(session), "double-resume", forked)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.message.startswith("the second approval was a no-op (exit 0, the tool did not run)")
 
 
-def test_a_recovery_after_a_kill_inside_the_confirmed_tool_refunds_again(forked):
-    result = run_point(TARGET, "killed-after-effect", forked)
+@pytest.mark.parametrize("session", SESSIONS)
+def test_a_recovery_after_a_kill_inside_the_confirmed_tool_refunds_again(forked, session):
+    result = run_point(variant(session), "killed-after-effect", forked)
     assert result.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
     assert result.verdict is Verdict.FAIL
     assert result.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
+
+
+@pytest.mark.parametrize("session", SESSIONS)
+def test_racing_approvers_that_lose_the_stale_session_check_are_refused_not_crashed(forked, session):
+    result = run_point(variant(session), "racing-resumers", forked)
+    assert result.verdict in (Verdict.PASS, Verdict.FAIL), (result.message, result.stderr)
+    outcomes = result.evidence["racer_outcomes"]
+    # Which approver wins, and how many run the tool before the check fails them, is timing; that
+    # none of them crashes with anything but the refusal is not.
+    assert set(outcomes) <= {"ran the tool", "ran the tool, crashed", "refused", "no-op"}, outcomes
+    assert (
+        outcomes.get("ran the tool", 0) + outcomes.get("ran the tool, crashed", 0)
+        == result.evidence["counts"]["refund"]
+    )
+    assert result.evidence["counts"]["refund"] >= 1
+
+
+def test_the_stale_session_errors_of_both_releases_are_the_lost_race_and_nothing_else():
+    class StaleSessionError(ValueError):
+        pass
+
+    assert lost_the_race(StaleSessionError("anything"))
+    assert lost_the_race(
+        ValueError("... earlier than the update_time in storage. Please check if it is a stale session.")
+    )
+    assert lost_the_race(ValueError("The session has been modified in storage since it was loaded. Please reload ..."))
+    assert not lost_the_race(ValueError("Session refund-A-1001 not found."))
+    assert not lost_the_race(RuntimeError("stale session"))
+
+
+def test_a_database_url_without_the_database_store_is_refused_with_usage():
+    argv = [sys.executable, "-m", "plugpull.targets.google_adk_approval", "--db-url", "sqlite+aiosqlite:///x", "start"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "--db-url needs --session database" in done.stderr
+    assert "Traceback" not in done.stderr

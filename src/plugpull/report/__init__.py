@@ -14,12 +14,15 @@ reverse: tests/report/test_layers.py checks it.
 """
 
 import importlib
-from types import ModuleType
+import importlib.util
+import sys
+from importlib.machinery import ModuleSpec
 
-#: One release (issue 21): each module's name before the cut -> where it is now. ``from plugpull.report import
-#: notebook`` (what notebooks written before the cut say) still gives the moved module, through the module
-#: ``__getattr__`` below (PEP 562); ``import plugpull.report.notebook`` does not. No file stays at an old path, so
-#: git follows the renames when branches that edited those files are merged. Delete both after that release.
+#: One release (issue 21): each module's name before the cut -> where it is now. Importing an old name
+#: (``from plugpull.report import notebook``, what notebooks written before the cut say, or
+#: ``from plugpull.report.witness import run_once``) gives the moved module itself, through the finder below,
+#: asked only after the normal ones found no such file. No file stays at an old path, so git follows the renames
+#: when branches that edited those files are merged. Delete MOVED and the finder after that release.
 MOVED = {
     "notebook": "kernel.notebook",
     "claims": "kernel.claims",
@@ -42,7 +45,24 @@ MOVED = {
 }
 
 
-def __getattr__(name: str) -> ModuleType:
-    if name in MOVED:
-        return importlib.import_module(f"{__name__}.{MOVED[name]}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class _Moved:
+    """A meta path finder and loader for the old names: the import of ``plugpull.report.<old>`` ends with the
+    moved module in ``sys.modules`` under both names (importlib returns what exec_module leaves there)."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        package, _, old = fullname.rpartition(".")
+        return importlib.util.spec_from_loader(fullname, _Moved) if package == __name__ and old in MOVED else None
+
+    @staticmethod
+    def create_module(spec: ModuleSpec) -> None:
+        return None
+
+    @staticmethod
+    def exec_module(module: object) -> None:
+        name = module.__name__  # type: ignore[attr-defined]
+        sys.modules[name] = importlib.import_module(f"{__name__}.{MOVED[name.rpartition('.')[2]]}")
+
+
+if not any(finder is _Moved for finder in sys.meta_path):
+    sys.meta_path.append(_Moved)

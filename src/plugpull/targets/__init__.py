@@ -285,19 +285,24 @@ def _recover_ran_it_again(r) -> bool:
     return n.recover_ran_the_tool(r) and n.count(r, "refund") >= 2
 
 
+# design=plain follows the docs' steps; design=claim-and-key adds what the docs leave to the app (issue
+# 20): approve claims the stored pause (a loser is refused) and the refund is keyed by the tool call id
+# the saved RunState keeps, so a restore that runs the tool again refunds nothing new.
 _OPENAI_AGENTS_APPROVAL = BuiltIn(
     name="openai-agents-approval",
     module="agents",
     extra="openai-agents",
-    variants=(
+    variants=tuple(
         Target(
             name="openai-agents-approval",
-            argv=python_module("plugpull.targets.openai_agents_approval"),
+            argv=python_module("plugpull.targets.openai_agents_approval", "--design", design),
             framework="openai-agents",
+            options={"design": design},
             scenario="resume-after-approval",
             result_ignore=("reply_id",),
             notes=(OPENAI_AGENTS_NO_CLAIM,),
-        ),
+        )
+        for design in ("plain", "claim-and-key")
     ),
 )
 
@@ -374,16 +379,20 @@ _GOOGLE_ADK = BuiltIn(
     ),
 )
 
-# ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app.
+# ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app, once per session
+# store: SqliteSessionService, and DatabaseSessionService on sqlite+aiosqlite (the target's --db-url takes any
+# SQLAlchemy async URL, so another database is one more variant). Racing approvers that lose the store's
+# optimistic concurrency check (StaleSessionError) exit 3, the refusal (docs/DECISIONS.md, issue 20).
 _GOOGLE_ADK_APPROVAL = BuiltIn(
     name="google-adk-approval",
     module="google.adk",
     extra="google-adk",
-    variants=(
+    variants=tuple(
         Target(
             name="google-adk-approval",
-            argv=python_module("plugpull.targets.google_adk_approval"),
+            argv=python_module("plugpull.targets.google_adk_approval", "--session", session),
             framework="google-adk",
+            options={"session": session},
             scenario="resume-after-approval",
             notes=(
                 Note(
@@ -393,7 +402,8 @@ _GOOGLE_ADK_APPROVAL = BuiltIn(
                     holds=_recover_ran_it_again,
                 ),
             ),
-        ),
+        )
+        for session in ("sqlite", "database")
     ),
 )
 
@@ -558,6 +568,10 @@ _LANGGRAPH_SIBLINGS = BuiltIn(
 
 # Sibling tool calls in the OpenAI Agents SDK: two function calls in one model response, run as
 # concurrent tasks; recovered from the approved RunState the app saved (no key on send_email).
+# approval=both: both tools need approval, the state is saved before either runs, so a restore runs
+# the finished send_email again (the app's save point). approval=charge_card: send_email runs before
+# the pause and its output is in the saved state, which the SDK skips on restore; it runs before the
+# kill, so it can only be finished (finding sibling-tool-calls).
 _OPENAI_AGENTS_SIBLINGS = BuiltIn(
     name="openai-agents-siblings",
     module="agents",
@@ -565,14 +579,14 @@ _OPENAI_AGENTS_SIBLINGS = BuiltIn(
     variants=tuple(
         Target(
             name="openai-agents-siblings",
-            argv=python_module("plugpull.targets.openai_agents_siblings"),
+            argv=python_module("plugpull.targets.openai_agents_siblings", "--approval", approval),
             framework="openai-agents",
-            options={"hold": "charge_card", "sibling": f"send_email:{state}"},
+            options={"hold": "charge_card", "sibling": f"send_email:{state}", "approval": approval},
             result_ignore=("reply_id",),
             hold=("charge_card", 1),
             sibling=("send_email", state),
         )
-        for state in ("finished", "running")
+        for approval, state in (("both", "finished"), ("both", "running"), ("charge_card", "finished"))
     ),
 )
 

@@ -1,18 +1,23 @@
 """A Google ADK refund agent whose tool needs a human's confirmation: the built-in `google-adk-approval` target.
 
-    python -m plugpull.targets.google_adk_approval start|approve|recover
+    python -m plugpull.targets.google_adk_approval [--session sqlite|database] [--db-url URL] start|approve|recover
 
-The agent of plugpull.targets.google_adk_refund (scripted offline model, resumable ``App``,
-``SqliteSessionService`` in $PLUGPULL_WORKDIR) with the refund tool wrapped in
-``FunctionTool(refund, require_confirmation=True)``, ADK's tool confirmation: the tool call is
-answered with an ``adk_request_confirmation`` function call and the invocation pauses; the app
-answers that call with a ``FunctionResponse`` ``{"confirmed": true}`` and ADK runs the tool.
+The agent of plugpull.targets.google_adk_refund (scripted offline model, resumable ``App``) with the
+refund tool wrapped in ``FunctionTool(refund, require_confirmation=True)``, ADK's tool confirmation: the
+tool call is answered with an ``adk_request_confirmation`` function call and the invocation pauses; the
+app answers that call with a ``FunctionResponse`` ``{"confirmed": true}`` and ADK runs the tool.
 The tool calls ``record_effect("refund")`` with no key, so ADK's own behaviour shows.
+
+The session store (``--session``): ``sqlite``, ``SqliteSessionService`` in $PLUGPULL_WORKDIR; or
+``database``, ``DatabaseSessionService`` on ``--db-url`` (default: sqlite+aiosqlite in $PLUGPULL_WORKDIR;
+any SQLAlchemy async URL, e.g. postgresql+asyncpg://..., works the same way).
 
 start:   ``run_async(new_message=...)`` until the confirmation request; exits 0 with it pending.
 approve: from the session store alone: find the pending ``adk_request_confirmation`` call and
-         send its confirmation with ``run_async(invocation_id=..., new_message=...)``. ADK has
-         no documented refusal (no exception says "already confirmed"), so this never exits 3.
+         send its confirmation with ``run_async(invocation_id=..., new_message=...)``. An approver
+         whose append loses the session's optimistic concurrency check (``StaleSessionError``, "Raised
+         when a session write loses an optimistic concurrency race"; on 1.x a ValueError from the same
+         check) was told that another writer got there first: it exits 3, the refusal.
 recover: what an app does after a crash, with the public API only: resume the session's last
          invocation with ``run_async(invocation_id=...)`` (ResumabilityConfig: at-least-once).
 """
@@ -31,6 +36,7 @@ from typing import Any
 from google.adk.agents import LlmAgent
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
+from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools import FunctionTool
 from google.genai import types
@@ -39,6 +45,8 @@ from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_r
 from plugpull.targets.google_adk_refund import APP_NAME, SESSION_ID, USER_ID, ScriptedLlm
 
 CONFIRMATION = "adk_request_confirmation"
+#: ``COMMAND approve`` exits with this when the framework refused the approval (checks/resume_after_approval.py).
+REFUSED_EXIT = 3
 
 
 def log(message: str) -> None:
@@ -51,7 +59,32 @@ def refund(order_id: str, cents: int) -> dict:
     return {"status": f"refunded {cents} cents on order {order_id}"}
 
 
-def build_runner(workdir: Path) -> tuple[Runner, SqliteSessionService]:
+def session_service(session: str, workdir: Path, db_url: str | None) -> BaseSessionService:
+    if session == "sqlite":
+        return SqliteSessionService(str(workdir / "sessions.sqlite"))
+    # DatabaseSessionService needs SQLAlchemy's asyncio support: google-adk[db] on 2.x (1.x depends on
+    # sqlalchemy itself); imported here so the sqlite store works without it.
+    from google.adk.sessions.database_session_service import DatabaseSessionService
+
+    return DatabaseSessionService(db_url or f"sqlite+aiosqlite:///{workdir / 'sessions.db'}")
+
+
+def lost_the_race(error: Exception) -> bool:
+    """The session store's optimistic concurrency check failed this writer: another one appended first.
+
+    2.x raises StaleSessionError (a ValueError "for backward compatibility with existing callers");
+    1.x raises a plain ValueError from the same check, SqliteSessionService's saying "stale session",
+    DatabaseSessionService's "modified in storage since it was loaded".
+    """
+    text = str(error)
+    return type(error).__name__ == "StaleSessionError" or (
+        type(error) is ValueError and ("stale session" in text or "modified in storage since it was loaded" in text)
+    )
+
+
+def build_runner(
+    workdir: Path, session: str = "sqlite", db_url: str | None = None
+) -> tuple[Runner, BaseSessionService]:
     agent = LlmAgent(
         name="refund_agent",
         model=ScriptedLlm(),
@@ -59,7 +92,7 @@ def build_runner(workdir: Path) -> tuple[Runner, SqliteSessionService]:
         tools=[FunctionTool(refund, require_confirmation=True)],
     )
     app = App(name=APP_NAME, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
-    sessions = SqliteSessionService(str(workdir / "sessions.sqlite"))
+    sessions = session_service(session, workdir, db_url)
     return Runner(app=app, session_service=sessions), sessions
 
 
@@ -82,8 +115,8 @@ async def drain(runner: Runner, **kwargs: Any) -> str | None:
     return final
 
 
-async def run(phase: str, workdir: Path) -> int:
-    runner, sessions = build_runner(workdir)
+async def run(phase: str, workdir: Path, session_kind: str = "sqlite", db_url: str | None = None) -> int:
+    runner, sessions = build_runner(workdir, session_kind, db_url)
     if phase == "start":
         await sessions.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
         message = types.Content(role="user", parts=[types.Part(text="Please refund order A-1001.")])
@@ -116,11 +149,17 @@ async def run(phase: str, workdir: Path) -> int:
             call_id, invocation_id = pending
         answer = types.FunctionResponse(id=call_id, name=CONFIRMATION, response={"confirmed": True})
         gate()  # plugpull: racing approvers are released together here
-        final = await drain(
-            runner,
-            invocation_id=invocation_id,
-            new_message=types.Content(role="user", parts=[types.Part(function_response=answer)]),
-        )
+        try:
+            final = await drain(
+                runner,
+                invocation_id=invocation_id,
+                new_message=types.Content(role="user", parts=[types.Part(function_response=answer)]),
+            )
+        except ValueError as error:
+            if not lost_the_race(error):
+                raise
+            log(f"refused: another writer appended to the session first ({type(error).__name__}: {error})")
+            return REFUSED_EXIT
     else:
         invocation_id = session.events[-1].invocation_id
         log(f"recover: resuming invocation {invocation_id} after {len(session.events)} saved events")
@@ -132,11 +171,15 @@ async def run(phase: str, workdir: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--session", choices=("sqlite", "database"), default="sqlite")
+    parser.add_argument("--db-url", help="DatabaseSessionService URL (default: sqlite+aiosqlite in $PLUGPULL_WORKDIR)")
     parser.add_argument("phase", choices=("start", "approve", "recover"))
     args = parser.parse_args(argv)
+    if args.db_url and args.session != "database":
+        parser.error("--db-url needs --session database")
     warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
     announce(framework="google-adk", version=importlib.metadata.version("google-adk"))
-    return asyncio.run(run(args.phase, Path(os.environ.get(WORKDIR_ENV, "."))))
+    return asyncio.run(run(args.phase, Path(os.environ.get(WORKDIR_ENV, ".")), args.session, args.db_url))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,64 @@
+"""The Google ADK witnesses (findings/*/witness/adk_*.py) run for real: framework only, their own SIGKILL, one JSON line.
+
+Each runs through the report's witness runner (a fresh cwd, no PLUGPULL_* in its environment) on the
+default environment's ADK (google-adk[db], so both session stores), and must give the verdict and counts
+its claims say; the racing one is timing, so only what holds in every run is asserted of it.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("google.adk")
+pytest.importorskip("sqlalchemy.ext.asyncio")
+
+from plugpull.report.witness import run_once  # noqa: E402
+
+pytestmark = pytest.mark.witness
+FINDINGS = Path(__file__).parent.parent.parent / "findings"
+KILLED = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "adk_killed_tool.py"
+RACING = FINDINGS / "resume-after-approval-more-frameworks" / "witness" / "adk_racing_approvers.py"
+
+
+def witness(script: Path, *args: str) -> dict:
+    run = run_once([sys.executable, str(script), *args], timeout=600)
+    output = run["output"]
+    assert output is not None, run
+    assert run["exit_code"] == {"PASS": 0, "FAIL": 1, "ERROR": 2}[output["verdict"]], run
+    assert output["witness"] == script.stem and output["framework"] == "google-adk" and output["version"]
+    return output
+
+
+@pytest.mark.parametrize(
+    "args, verdict, refunds",
+    [
+        (["--point", "after-effect"], "FAIL", 2),
+        (["--point", "before-effect"], "PASS", 1),
+        (["--confirmation", "--session", "sqlite", "--point", "after-effect"], "FAIL", 2),
+        (["--confirmation", "--session", "database", "--point", "after-effect"], "FAIL", 2),
+        (["--confirmation", "--session", "database", "--point", "before-effect"], "PASS", 1),
+    ],
+)
+def test_the_killed_tool_witness_gives_each_lines_verdict(args, verdict, refunds):
+    output = witness(KILLED, *args)
+    assert (output["verdict"], output["counts"]) == (verdict, {"refund": refunds}), output["did"]
+
+
+@pytest.mark.parametrize("session", ["sqlite", "database"])
+def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(session):
+    output = witness(RACING, "--session", session)
+    refunds, detail = output["counts"]["refund"], output["detail"]
+    ran = [a for a in detail["approvers"] if a["ran_tool"]]
+    assert refunds == len(ran) >= 1, output
+    assert output["verdict"] == ("PASS" if refunds == 1 and ran[0]["exit"] == 0 else "FAIL"), output
+    # An approver runs the tool only after its answer to the confirmation was stored: two refunds mean the
+    # session holds two answers to one confirmation, both appended past the stale-session check.
+    assert detail["answers_stored"] >= refunds, output
+    assert all(a["exit"] in (0, 3) for a in detail["approvers"] if not a["ran_tool"]), output
+
+
+def test_the_racing_witness_needs_two_approvers():
+    done = subprocess.run([sys.executable, str(RACING), "--approvers", "1"], capture_output=True, text=True)
+    assert done.returncode == 2 and "--approvers must be at least 2" in done.stderr
