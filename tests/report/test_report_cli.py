@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from builders import make_repo, one_line, put_record, record, report
+from fake_index import served
 
 from plugpull.report.harness import cli, environment, pages
 from plugpull.report.harness.finding import load_all
@@ -221,6 +222,26 @@ def test_dask_options_go_together(capsys, tmp_path):
     repo = make_repo(tmp_path / "repo")
     assert "--executor dask needs --scheduler" in exit_2(capsys, "run", "--executor", "dask", root=repo)
     assert "--scheduler goes with --executor dask" in exit_2(capsys, "--scheduler", "tcp://h:8786", root=repo)
+
+
+def test_a_sweep_asks_the_configured_index_and_one_without_upload_times_is_one_line_before_anything_runs(
+    capsys, tmp_path, monkeypatch
+):
+    repo = make_repo(tmp_path / "repo")
+    undated = {
+        "meta": {"api-version": "1.0"},
+        "name": "six",
+        "files": [{"filename": "six-1.17.0-py2.py3-none-any.whl", "url": "x", "hashes": {}}],
+    }
+    with served({"six": undated}) as url:
+        monkeypatch.setenv("PIP_INDEX_URL", url)
+        line = exit_2(capsys, "sweep", "demo", "--versions", ">=1", root=repo)
+    assert line == (
+        f"plugpull report sweep: {url} gives no upload time (PEP 700 upload-time) for six's releases: a sweep resolves "
+        "each release as of its upload day; use an index that serves them (https://pypi.org/simple/ does)"
+    )
+    assert [r["path"] for r in url.requests] == ["/simple/six/"]
+    assert sorted(p.name for p in (repo / "findings" / "demo").iterdir()) == ["finding.toml", "pins"]  # nothing ran
 
 
 # --- check --------------------------------------------------------------------------------------------------

@@ -376,7 +376,8 @@ def select(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list
 
 
 def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[pipeline.Job]:
-    """Every (finding, pin set) to run with its parameters; any bad input raises UsageError first."""
+    """Every (finding, pin set) to run with its parameters, each lock hash-pinned; UsageError on bad input
+    (:func:`resolve` checks the locks against the index)."""
     pairs = select(args, root, skipped)
     chosen = list({f.id: f for f, _ in pairs}.values())
     overrides = overrides_of(args)
@@ -388,13 +389,21 @@ def plan(args: argparse.Namespace, root: Path, skipped: list[Finding]) -> list[p
     try:
         for job in jobs:
             job.pin.check_locked()
+    except FindingError as exc:
+        raise UsageError(str(exc)) from None
+    return jobs
+
+
+def resolve(jobs: list[pipeline.Job]) -> None:
+    """UsageError unless uv is there and every lock of ``jobs`` resolves (``uv pip install --dry-run``: it asks
+    the index unless the environment is built already); the last check before a run, being the slowest."""
+    try:
         environment.uv_binary()
         for job in jobs:
             for lock in job.pin.locks():
                 environment.check_resolves(lock)
     except FindingError as exc:
         raise UsageError(str(exc)) from None
-    return jobs
 
 
 def say(text: str) -> None:
@@ -671,8 +680,10 @@ def _run(args: argparse.Namespace, root: Path) -> int:
         say(f"{PROG}: skipping {finding.id}: no notebook {finding.notebook.relative_to(root)} yet")
     if not jobs:
         raise UsageError("nothing to run: no finding has the asked-for pin sets")
+    # A scheduler that cannot be reached is found in seconds, before the locks are resolved against the index.
     runner = executors.Dask(args.scheduler) if args.executor == "dask" else executors.Local()
     try:
+        resolve(jobs)
         return run_all(jobs, root, runner)
     finally:
         runner.close()
