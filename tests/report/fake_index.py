@@ -2,7 +2,8 @@
 
 ``served({"six": page})`` serves ``page`` (a PEP 691 dict) at ``/simple/six/`` as
 ``application/vnd.pypi.simple.v1+json`` and yields the index URL; ``content_type`` serves something else (an
-HTML-only index), ``auth`` requires HTTP basic auth. The yielded URL keeps each request's path and headers in
+HTML-only index), ``auth`` requires HTTP basic auth, ``redirect`` sends every (authorized) request on to another
+index URL. The yielded URL keeps each request's path and headers in
 ``.requests``. The server thread is stopped and its socket closed on exit.
 """
 
@@ -26,7 +27,11 @@ class Index(str):
 
 @contextlib.contextmanager
 def served(
-    projects: dict[str, dict | bytes], *, content_type: str = JSON_API, auth: tuple[str, str] | None = None
+    projects: dict[str, dict | bytes],
+    *,
+    content_type: str = JSON_API,
+    auth: tuple[str, str] | None = None,
+    redirect: str | None = None,
 ) -> Iterator[Index]:
     seen: list[dict] = []
 
@@ -40,6 +45,11 @@ def served(
                     self.send_header("WWW-Authenticate", 'Basic realm="index"')
                     self.end_headers()
                     return
+            if redirect is not None:
+                self.send_response(302)
+                self.send_header("Location", redirect + self.path.removeprefix("/simple/"))
+                self.end_headers()
+                return
             name = self.path.removeprefix("/simple/").strip("/")
             if not self.path.startswith("/simple/") or name not in projects:
                 self.send_error(404)

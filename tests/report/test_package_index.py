@@ -92,10 +92,18 @@ def test_credentials_in_the_url_are_sent_as_basic_auth_and_never_shown():
         secret = url.replace("http://", "http://ci:s3cret@")
         index = Index(secret, "UV_DEFAULT_INDEX")
         assert index.project("demo-pkg").versions == ["1.0", "1.1", "2.0"]
-        assert index.shown == url and "s3cret" not in index.project_shown("demo-pkg")
+        assert index.shown == url and "s3cret" not in index.project_shown("demo-pkg") + repr(index)
         with pytest.raises(IndexProblem) as raised:
             Index(url.replace("http://", "http://ci:wrong@")).project("demo-pkg")
     assert str(raised.value) == f"{url}demo-pkg/ (default): HTTP 401 Unauthorized" and "wrong" not in str(raised.value)
+
+
+def test_a_redirect_to_another_host_does_not_carry_the_credentials():
+    with served({"demo-pkg": PEP_700}) as elsewhere, served({}, auth=("ci", "s3cret"), redirect=elsewhere) as url:
+        assert Index(url.replace("http://", "http://ci:s3cret@")).project("demo-pkg").versions == ["1.0", "1.1", "2.0"]
+    assert "Authorization" in url.requests[0]["headers"]
+    assert [r["path"] for r in elsewhere.requests] == ["/simple/demo-pkg/"]
+    assert "Authorization" not in elsewhere.requests[0]["headers"]
 
 
 def test_uv_is_pointed_at_the_same_index_through_its_environment():

@@ -139,7 +139,7 @@ def parse_project(name: str, index: Index, data: Any) -> Project:
 class Index:
     """A package index's simple API root and where it was configured."""
 
-    url: str
+    url: str = field(repr=False)  # may hold credentials: :attr:`shown` is what is printed
     source: str = "default"
 
     @property
@@ -171,7 +171,8 @@ class Index:
         request = urllib.request.Request(bare.rstrip("/") + "/" + normalize(name) + "/", headers={"Accept": JSON_API})
         if parts.username is not None:
             secret = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
-            request.add_header("Authorization", "Basic " + base64.b64encode(secret.encode()).decode())
+            # Unredirected: urllib copies ordinary headers to wherever a redirect points, another host included.
+            request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(secret.encode()).decode())
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
                 kind = response.headers.get_content_type()
