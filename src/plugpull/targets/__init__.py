@@ -45,6 +45,9 @@ class Target:
     # call's state at the kill, unless --hold/--sibling say otherwise.
     hold: tuple[str, int] | None = None
     sibling: tuple[str, str] | None = None
+    # kill-mid-tool aimed at a background save (issue 20): (NAME, N, "withheld"|"landed") each, the
+    # target's own --save (provider.SAVE_STATES); --save replaces them.
+    saves: tuple[tuple[str, int, str], ...] = ()
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -108,6 +111,27 @@ LANGGRAPH_REFUNDED_AGAIN = refunded_again(
 DBOS_STEPS = "https://docs.dbos.dev/explanations/how-workflows-work"
 
 
+# With durability="async" LangGraph writes every checkpoint and every task's pending writes from a
+# background executor while the next step runs (langgraph/pregel/_loop.py: after_tick submits
+# _checkpointer_put_after_previous, put_writes submits checkpointer.put_writes). The model's tool call
+# survives a kill when either the checkpoint after the model step or the model task's pending writes
+# (attached to the checkpoint before it) are on disk. The example's MarkedSqliteSaver marks each put
+# "checkpoint-save" (1: the input, step -1; 2: before the model step, step 0; 3: after it, step 1; each
+# put waits for the one before, so the numbering is the same in every run) and each put_writes
+# "pending-writes" (1: the input's, 2: the model task's, in either order). The aimed lines hold them
+# (issue 20): how the model step's saves stand at the kill, per option value.
+LANGGRAPH_MODEL_STEP: dict[str, tuple[tuple[str, int, str], ...]] = {
+    # Nothing held: the background writer races the kill.
+    "raced": (),
+    # Checkpoint 2 withheld: it and every later checkpoint are unwritten and the model task's pending
+    # writes point at a checkpoint that never lands, so nothing of the model step is durable.
+    "unsaved": (("checkpoint-save", 2, "withheld"),),
+    # Checkpoint 3 withheld, both pending writes landed: only the model task's pending writes keep its call.
+    "writes-saved": (("checkpoint-save", 3, "withheld"), ("pending-writes", 2, "landed")),
+    # The checkpoint after the model step landed before the kill.
+    "saved": (("checkpoint-save", 3, "landed"),),
+}
+
 _LANGGRAPH = BuiltIn(
     name="langgraph",
     module="langgraph",
@@ -123,17 +147,26 @@ _LANGGRAPH = BuiltIn(
         for durability in ("sync", "async")
     )
     # The tool passes LangGraph's tool call id as its idempotency key: the provider dedupes a re-run
-    # only if the model's message that made the call was checkpointed before the kill, which with
-    # durability="async" is a matter of timing (docs/stability.md; a timing line of the
-    # langgraph-kill-mid-tool finding, judged by its FAIL rate).
+    # only if the model's tool call was saved before the kill, which with durability="async" is a matter
+    # of timing (model_step=raced: a timing line of the langgraph-kill-mid-tool finding, judged by its FAIL
+    # rate), unless the kill is aimed at the background writer's saves (LANGGRAPH_MODEL_STEP).
+    + (
+        Target(
+            name="langgraph",
+            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", "sync"),
+            framework="langgraph",
+            options={"durability": "sync", "key": "tool-call-id"},
+        ),
+    )
     + tuple(
         Target(
             name="langgraph",
-            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", durability),
+            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", "async"),
             framework="langgraph",
-            options={"durability": durability, "key": "tool-call-id"},
+            options={"durability": "async", "key": "tool-call-id", "model_step": model_step},
+            saves=saves,
         )
-        for durability in ("sync", "async")
+        for model_step, saves in LANGGRAPH_MODEL_STEP.items()
     ),
 )
 
