@@ -364,20 +364,40 @@ _FASTAIAGENT = BuiltIn(
 # Issue 15: one refund tool per framework, once with no idempotency key (what the framework's own
 # recovery does shows) and once with the key a user of that framework would reach for (a value the
 # framework saved before the tool ran: a finished task's or step's output, the model's function call id).
+# The functional target's draft task result, "pending-writes 1" (the first task to finish), per option value.
+LANGGRAPH_DRAFT: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "raced": (),  # nothing held: the background put_writes races the kill
+    "unsaved": (("pending-writes", 1, "withheld"),),  # held back: resume runs the draft again (a new key)
+    "saved": (("pending-writes", 1, "landed"),),  # on disk before the kill: resume replays the saved draft
+}
+
 _LANGGRAPH_FUNCTIONAL = BuiltIn(
     name="langgraph-functional",
     module="langgraph",
     extra="langgraph",
-    variants=tuple(
+    variants=(
         Target(
             name="langgraph-functional",
-            argv=python_module("plugpull.targets.langgraph_functional", "--key", key),
+            argv=python_module("plugpull.targets.langgraph_functional", "--key", "none"),
             framework="langgraph",
-            options={"api": "functional", "key": key},
+            options={"api": "functional", "key": "none"},
             result_ignore=("request_id",),
             notes=(LANGGRAPH_REFUNDED_AGAIN,),
+        ),
+    )
+    # The key is the request id drawn in the finished draft task, saved by a background put_writes
+    # while the refund task runs (langgraph_functional's docstring): raced, or the kill aimed at it.
+    + tuple(
+        Target(
+            name="langgraph-functional",
+            argv=python_module("plugpull.targets.langgraph_functional", "--key", "checkpointed"),
+            framework="langgraph",
+            options={"api": "functional", "key": "checkpointed", "draft": draft},
+            result_ignore=("request_id",),
+            notes=(LANGGRAPH_REFUNDED_AGAIN,),
+            saves=saves,
         )
-        for key in ("none", "checkpointed")
+        for draft, saves in LANGGRAPH_DRAFT.items()
     ),
 )
 
