@@ -266,7 +266,9 @@ def select_boundary_targets(args: argparse.Namespace) -> list[targets_mod.Target
                 )
             print(f"plugpull: skipping {name}: {built_in.module} is not installed", file=sys.stderr)
             continue
-        chosen.extend(as_every_boundary(t) for t in built_in.variants)
+        # A variant aimed at a save (Target.saves) runs the same command as its unaimed sibling; the map
+        # holds every boundary in turn itself, so it would map the same run again.
+        chosen.extend(as_every_boundary(t) for t in built_in.variants if not t.saves)
     for command in args.agent:
         try:
             chosen.append(targets_mod.agent(command, "every-boundary"))

@@ -32,3 +32,14 @@ def test_agent_frameworks_checkpoint_saves_are_boundaries():
     labels = [s.label for s in boundaries.steps_of(clean_of(target, Settings(timeout=120)).trace)]
     assert "checkpoint-save 1" in labels and "open-payment 2" in labels
     assert "effect charge_card:A 1" in labels and "effect charge_card:B 1" in labels
+
+
+def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting_the_input_again():
+    # Nothing of the run was saved: invoke(None, config) would raise EmptyInputError (by design,
+    # langgraph/pregel/_loop.py); the example resubmits its input, as a correct app does (issue 20).
+    pytest.importorskip("langgraph")
+    target = variant("langgraph", durability="sync", key="none")
+    settings = Settings(timeout=120, boundaries=("checkpoint-save 1",))
+    (result,) = suite.run_scenario(target, ["before"], settings=settings)
+    assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+    assert result.evidence["counts"] == {"refund": 1}
