@@ -159,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     graph = build_graph(checkpointer, refund_tool)
     request = {"messages": [HumanMessage("Please refund order A-1001.")]}
     # Resume continues from the last checkpoint; with none saved yet, the run starts over from its input.
-    nothing_saved = checkpointer.get_tuple(THREAD) is None
-    payload = request if args.phase == "start" or nothing_saved else None
+    payload = request if args.phase == "start" or checkpointer.get_tuple(THREAD) is None else None
     final = graph.invoke(payload, THREAD, durability=args.durability)
     answer = final["messages"][-1].content
     record_result({"answer": answer})  # plugpull: the run's outcome, compared with the clean run's
