@@ -251,10 +251,12 @@ _AGENT_FRAMEWORK = BuiltIn(
 )
 
 # resume-after-approval. LangGraph docs, "Interrupts": on resume the node that called
-# interrupt() runs again from its start, and nothing claims a pending interrupt, so side
-# effects after an approval must be idempotent; langchain-ai/langgraph#6663 shows one interrupt
-# resumed twice with different values.
+# interrupt() runs again from its start, and nothing claims a pending interrupt; concurrent runs on one
+# thread are handled only by the Agent Server ("Double texting": not in the open-source framework).
+# langchain-ai/langgraph#6663 (closed, labelled bug): a second Command(resume=...) on the same interrupted
+# checkpoint runs the node again, with the first resume's value.
 LANGGRAPH_INTERRUPTS = "https://docs.langchain.com/oss/python/langgraph/interrupts"
+LANGGRAPH_DOUBLE_TEXTING = "https://docs.langchain.com/langsmith/double-texting"
 LANGGRAPH_6663 = "https://github.com/langchain-ai/langgraph/issues/6663"
 
 _TWO_APPROVERS = "2 or more approve processes ran the approved tool"
@@ -266,7 +268,14 @@ LANGGRAPH_APPROVAL_NOTES = (
         holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
     ),
     Note(
-        text="langchain-ai/langgraph#6663: one interrupt resumed twice",
+        text="runs racing on one thread are not handled by the open-source framework (double texting is an Agent "
+        "Server feature)",
+        url=LANGGRAPH_DOUBLE_TEXTING,
+        condition=_TWO_APPROVERS,
+        holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
+    ),
+    Note(
+        text="langchain-ai/langgraph#6663: a second resume of the same interrupted checkpoint runs the node again",
         url=LANGGRAPH_6663,
         condition=_TWO_APPROVERS,
         holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
