@@ -508,3 +508,16 @@ def test_save_aims_the_kill_at_a_background_save_of_the_agent(tmp_path):
     landed = plugpull("--agent", agent(saver, "background"), "--save", "plan-save:1:landed", *args, tmp=tmp_path)
     assert [json.loads(r.stdout)["results"][0]["verdict"] for r in (withheld, landed)] == ["FAIL", "PASS"]
     assert json.loads(landed.stdout)["results"][0]["evidence"]["save_specs"] == ["plan-save:1:landed"]
+
+
+def test_every_boundary_maps_a_built_ins_unaimed_variants_once():
+    # The langgraph target's model_step variants run the same command as model_step=raced: mapped once.
+    from plugpull.cli import build_parser, select_targets
+    from plugpull.targets import BUILT_INS
+
+    if not BUILT_INS["langgraph"].installed():
+        pytest.skip("langgraph is not installed")
+    args = build_parser().parse_args(["--scenario", "every-boundary", "--target", "langgraph"])
+    chosen = select_targets(args)
+    assert [t.options for t in chosen] == [v.options for v in BUILT_INS["langgraph"].variants if not v.saves]
+    assert len({t.argv for t in chosen}) == len(chosen)
