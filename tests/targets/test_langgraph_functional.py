@@ -56,3 +56,13 @@ def test_a_finished_task_whose_write_is_held_back_runs_again_with_a_new_key_so_t
     (save,) = result.evidence["saves"]
     # The write was held in a background thread while the refund task ran and was killed.
     assert save["open"] and save["mark"]["main_thread"] is False
+
+
+def test_the_functional_target_does_not_import_the_prebuilt_agents():
+    # langgraph-prebuilt resolved with newer siblings cannot be imported by an older langgraph (1.0.10 with
+    # prebuilt 1.0.13: ImportError ExecutionInfo), and a functional-API app has no use for it.
+    import subprocess
+    import sys
+
+    code = "import sys, plugpull.targets.langgraph_functional; print('langgraph.prebuilt' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

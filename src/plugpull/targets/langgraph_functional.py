@@ -22,7 +22,7 @@ no checkpoint yet: ``invoke(None)`` raises EmptyInputError there). The final ans
 A finished task's result is saved by ``put_writes``, which LangGraph submits to a background executor
 whatever the durability (langgraph/pregel/_loop.py, ``put_writes``), while the next task already runs:
 whether the draft is on disk when the refund is killed is a race. The checkpointer marks its writes
-(plugpull.examples.langgraph_refund.MarkedSqliteSaver: "pending-writes 1" is the draft's, the first
+(MarkedSqliteSaver, as in plugpull.examples.langgraph_refund: "pending-writes 1" is the draft's, the first
 task to finish), so kill-mid-tool can hold that write back or wait for it (the target's ``draft`` option).
 """
 
@@ -39,8 +39,7 @@ from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.func import entrypoint, task
 
-from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
-from plugpull.examples.langgraph_refund import MarkedSqliteSaver  # plugpull: marks each write (a boundary)
+from plugpull.client import WORKDIR_ENV, announce, boundary, record_effect, record_result  # plugpull
 
 THREAD = {"configurable": {"thread_id": "refund-A-1001"}}
 MESSAGE = "Please refund order A-1001, 19.99 USD."
@@ -65,6 +64,23 @@ def refund(draft: dict) -> str:
     log(f"refund task runs with key {key}")
     record_effect("refund", key=key)  # plugpull: where the payment API call goes
     return f"refunded {draft['cents']} cents on order {draft['order_id']} ({draft['request_id']})"
+
+
+class MarkedSqliteSaver(SqliteSaver):
+    """LangGraph's SqliteSaver with each write marked as a boundary (it still does the saving).
+
+    The example's saver (plugpull.examples.langgraph_refund) is not imported: that module imports
+    langgraph.prebuilt, which a functional-API app does not need and which some locks cannot import
+    (langgraph 1.0.10 with langgraph-prebuilt 1.0.13: ``ExecutionInfo`` missing from langgraph.runtime).
+    """
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        with boundary("checkpoint-save"):  # plugpull
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        with boundary("pending-writes"):  # plugpull
+            return super().put_writes(config, writes, task_id, task_path)
 
 
 def build(checkpointer: SqliteSaver):
