@@ -28,6 +28,12 @@ def test_the_kind_and_its_support_on_the_claim_reach_every_fail_expectation():
     assert e.support.witness == claims.Witness("witness/kill.py", ("--key", "none"), 2, 60.0)
 
 
+def test_a_witness_names_the_distributions_it_imports_besides_the_framework_without_versions():
+    c = claim(witness={"script": "witness/race.py", "requires": ["google-adk[sqlite]", "aiosqlite"]})
+    assert c.expect[0].support.witness.requires == ("google-adk[sqlite]", "aiosqlite")
+    assert claim(witness={"script": "witness/race.py"}).expect[0].support.witness.requires == ()
+
+
 def test_an_expect_entry_overrides_the_claims_support_field_by_field():
     c = claim(
         expect=[
@@ -75,6 +81,8 @@ def test_a_pass_expectation_has_no_kind_even_under_a_claim_that_has_one():
         ({"witness": {"script": "w.py", "repeats": 0}}, None, "repeats is a positive number"),
         ({"witness": {"script": "w.py", "timeout": "long"}}, None, "timeout is a positive number"),
         ({"witness": {"script": "w.py", "env": {}}}, None, "unknown key 'env'"),
+        ({"witness": {"script": "w.py", "requires": ["aiosqlite>=0.20"]}}, None, "requires is a list of distribution"),
+        ({"witness": {"script": "w.py", "requires": "aiosqlite"}}, None, "requires is a list of distribution"),
         ({"kind": "bug"}, [{"versions": ">=1", "verdict": "PASS"}], "kind on a line that expects PASS"),
         ({}, [{"versions": ">=1", "verdict": "PASS", "kind": "app"}], "kind on a line that expects PASS"),
     ],

@@ -64,6 +64,8 @@ TINY = {
         "options": {"variant": ["control"]},
         "from_python": sys.executable,
     },
+    # Sibling tool calls: the design where send_email runs before the pause, killed after the charge.
+    "sibling-tool-calls": {"points": ["after-effect"], "options": {"approval": ["charge_card"]}},
     # Where crewai is installed: the unkeyed flow killed after the refund (the approval target is left out).
     "crewai-flow-restore": {
         "points": ["after-effect"],

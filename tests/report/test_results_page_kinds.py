@@ -110,3 +110,15 @@ def test_the_summary_and_the_issue_body_show_marks_and_kinds(tmp_path):
     body = issue_body.render(root, load_all(root)["demo"])
     assert "| `after-effect mode=a` (documented) | `after-effect mode=b` (app) |" in body
     assert "| FAIL ✓ | FAIL 0/20 ~ |" in body
+
+
+def test_two_pin_sets_of_one_release_are_listed_by_mark_so_the_shows_table_is_the_same_every_run(tmp_path):
+    # A set of (release, mark) pairs tied on the release came out in hash-seed order, so --check saw a
+    # different README row from one process to the next (dbos 3.4.0 in two pin sets).
+    root = demo(tmp_path)
+    put_record(root, record(verdicts=("FAIL",), version="1.0"))
+    put_record(root, record(pin="p2", verdicts=("PASS",), version="1.0", counts={"refund": 1}))
+    (readme := root / "README.md").write_text("<!-- plugpull:generated shows -->\n<!-- /plugpull:generated -->\n")
+    results_page.write(root)
+    row = next(line for line in readme.read_text().splitlines() if line.startswith("| `langgraph`"))
+    assert "`after-effect mode=a` on 1.0 ✓, 1.0 ✗" in row

@@ -10,7 +10,7 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
@@ -19,43 +19,17 @@ pytest.importorskip("agent_framework")
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
 from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+from plugpull.scenarios.every_boundary import as_every_boundary  # noqa: E402
+from plugpull.targets import BUILT_INS, UPGRADES  # noqa: E402
 
-STANDALONE = Path(__file__).parents[2] / "findings" / "agent-framework-8292" / "standalone.py"
 VERSION = importlib.metadata.version("agent-framework-core")
 KEYED_BY_CALL_ORDER = tuple(int(p) for p in VERSION.split(".")[:2]) < (1, 20)
 SETTINGS = Settings(timeout=60)
 
 
-def standalone(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(STANDALONE), *args], capture_output=True, text=True, timeout=180)
-
-
 def variant(name: str):
     (target,) = [t for t in BUILT_INS["agent-framework"].variants if t.options["variant"] == name]
     return target
-
-
-@pytest.mark.parametrize("kill", ["before-charge", "after-charge"])
-def test_the_standalone_restart_in_swapped_order_charges_customer_a_twice_and_never_charges_b(kill):
-    run = standalone("--variant", "swap", "--kill", kill)
-    assert f"killed by SIGKILL inside capture_payment (returncode {-signal.SIGKILL})" in run.stdout, run.stderr
-    if KEYED_BY_CALL_ORDER:
-        assert run.returncode == 1, run.stdout + run.stderr
-        assert "charges per customer (each owes 1): A=2, B=0" in run.stdout
-        assert "customer A charged 2 times; customer B never charged" in run.stdout
-        assert "resume: order B -> charged customer A" in run.stdout
-    else:
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert "A=1, B=1" in run.stdout
-
-
-def test_the_standalone_restart_in_the_same_order_charges_each_customer_once():
-    run = standalone("--variant", "control")
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "charges per customer (each owes 1): A=1, B=1" in run.stdout
-    # The restore really reused a saved step result: the control is not a run from scratch.
-    assert "open_payment replayed from the checkpoint: customer A" in run.stdout
 
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
@@ -123,6 +97,40 @@ def test_the_built_in_target_runs_the_swap_and_the_control():
     assert all(v.framework == "agent-framework-core" for v in variants)
     # Only the swap's FAIL lines point at the issue; a control FAIL would be something else.
     assert variants[1].notes == ()
+
+
+@pytest.mark.parametrize("name", ["swap", "control"])
+@pytest.mark.parametrize("boundary", ["open-payment 1", "checkpoint-save 1"])
+def test_killed_before_the_first_checkpoint_resume_starts_the_run_over_from_its_input(name, boundary):
+    # Nothing durable exists yet: run(checkpoint_id=...) would have nothing to restore, so the app runs
+    # its input again (before issue 20 it exited 2 and the boundary map read the line as stuck).
+    settings = Settings(timeout=60, boundaries=(boundary,))
+    (result,) = run_scenario(as_every_boundary(variant(name)), ["before"], settings=settings)
+    assert result.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert result.evidence["resume"]["returncode"] == 0
+    assert result.verdict is Verdict.PASS, result.message
+    assert result.evidence["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+    # The whole run is done by resume: both charges are its calls.
+    assert sorted(c["name"] for c in result.evidence["calls"] if c["phase"] == "resume") == [
+        "charge_card:A",
+        "charge_card:B",
+    ]
+
+
+def test_the_upgrade_target_also_runs_the_orders_one_after_the_other():
+    (_, variants) = UPGRADES["agent-framework"]
+    assert [v.options["variant"] for v in variants] == ["swap", "control", "sequential"]
+    assert variants[2].argv[-2:] == ("--variant", "sequential")
+
+
+@pytest.mark.parametrize("point", ["before-effect", "after-effect"])
+def test_the_orders_one_after_the_other_restart_with_each_customer_charged_once(point):
+    (_, variants) = UPGRADES["agent-framework"]
+    sequential = variants[2]
+    (result,) = run_scenario(replace(sequential, scenario="kill-mid-tool", notes=()), [point], settings=SETTINGS)
+    assert result.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+    assert result.evidence["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
 
 
 def test_the_agent_imports_nothing_of_the_harness_or_other_frameworks():

@@ -43,3 +43,14 @@ def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting
     (result,) = suite.run_scenario(target, ["before"], settings=settings)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.evidence["counts"] == {"refund": 1}
+
+
+def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_died_before_saving_it():
+    # Issue 20: killed before its state-save, approve recorded nothing; the run is still paused and
+    # recover approves paused.json again (a durable approval inbox redelivers), so the refund happens once.
+    pytest.importorskip("agents")
+    target = variant("openai-agents-approval", design="plain")
+    settings = Settings(timeout=120, boundaries=("state-save 1",))
+    results = suite.run_scenario(target, ["before", "after"], settings=settings)
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.message for r in results]
+    assert all(r.evidence["counts"] == {"refund": 1} for r in results), [r.evidence["counts"] for r in results]

@@ -28,11 +28,11 @@ def settings():
     forks.close()
 
 
-def verdicts(name, settings, points=POINTS):
+def verdicts(name, settings, points=POINTS, option="durability"):
     if not BUILT_INS[name].installed():
         pytest.skip(f"{BUILT_INS[name].module} is not installed")
     return {
-        (target.options.get("durability"), point): run_point(target, point, settings)
+        (target.options.get(option), point): run_point(target, point, settings)
         for target in BUILT_INS[name].variants
         for point in points
     }
@@ -60,9 +60,13 @@ def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(settin
             assert line[point].notes == [], (point, line[point].notes)
 
 
-def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_state(settings):
-    results = verdicts("openai-agents-approval", settings)
-    line = {point: results[(None, point)] for point in POINTS}
+@pytest.fixture(scope="module")
+def openai_agents(settings):
+    return verdicts("openai-agents-approval", settings, option="design")
+
+
+def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_state(openai_agents):
+    line = {point: openai_agents[("plain", point)] for point in POINTS}
     assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
     assert line["double-resume"].message.startswith(
         "the second approval ran the approved tool again (exit code 0); effect duplicated: the provider saw 2 refund"
@@ -106,3 +110,17 @@ def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_
             "recover exited 4 saying 'ChainCheckpointError without Resume; AlreadyResumed with Resume(approved=True)'"
         ]
         assert "claim" not in result.message
+
+
+def test_an_agents_sdk_app_that_claims_the_stored_pause_and_keys_the_refund_refunds_once_at_every_point(openai_agents):
+    # Issue 20: the plain design's FAILs are the app's; the SDK allows this one (an atomic claim of the
+    # stored pause, ToolContext.tool_call_id as the refund's key, kept in the saved RunState).
+    line = {point: openai_agents[("claim-and-key", point)] for point in POINTS}
+    for point, result in line.items():
+        assert result.verdict is Verdict.PASS, (point, result.message)
+        assert result.evidence["counts"] == {"refund": 1}, point
+    assert line["double-resume"].message.startswith("the second approval was refused (exit 3)")
+    assert line["racing-resumers"].message.startswith("1 of 5 approvers ran the approved tool, 4 refused (exit 3)")
+    # Killed after the refund, recover runs the tool again with the same key: the provider dedupes it.
+    after = line["killed-after-effect"].evidence
+    assert after["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL

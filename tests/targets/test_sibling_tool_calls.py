@@ -43,3 +43,22 @@ def test_the_kill_lands_in_charge_card_beside_the_sibling_in_the_asked_state(nam
     if state == "running" and point == "before-effect":
         # Neither effect was made before the kill: resume makes each once.
         assert result.verdict is Verdict.PASS, result.message
+
+
+@pytest.mark.parametrize(
+    ("approval", "point", "emails"),
+    [("both", "after-effect", 2), ("charge_card", "after-effect", 1), ("charge_card", "before-effect", 1)],
+)
+def test_a_finished_send_email_is_sent_again_only_when_the_app_saved_before_it_ran(approval, point, emails, forked):
+    # Issue 20: the SDK skips a call whose output is in the restored RunState (_function_output_exists).
+    # approval=both saves the approved state before either tool runs; approval=charge_card lets send_email
+    # run before the pause, so its output is in the saved state.
+    pytest.importorskip("agents")
+    (target,) = [
+        t
+        for t in BUILT_INS["openai-agents-siblings"].variants
+        if t.options["approval"] == approval and t.sibling == ("send_email", "finished")
+    ]
+    result = run_point(target, point, forked)
+    assert result.verdict is (Verdict.FAIL if emails == 2 else Verdict.PASS), (result.message, result.stderr)
+    assert result.evidence["counts"] == {"send_email": emails, "charge_card": 1}

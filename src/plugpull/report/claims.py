@@ -143,6 +143,9 @@ class Witness:
     args: tuple[str, ...] = ()
     repeats: int = 1
     timeout: float = 300.0
+    # Distributions it imports besides the framework (e.g. "langgraph-checkpoint-sqlite", "google-adk[sqlite]"),
+    # no versions: a bundle locks them at the pin set's versions (report/bundle.py).
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -309,7 +312,7 @@ def _witness(value: Any, where: str) -> Witness:
     at = f"{where}: witness"
     if not isinstance(value, dict):
         raise ClaimError(f"{at} is a table {{ script = 'witness/x.py', args = [...], repeats = 1, timeout = 300 }}")
-    unknown = set(value) - {"script", "args", "repeats", "timeout"}
+    unknown = set(value) - {"script", "args", "repeats", "timeout", "requires"}
     if unknown:
         raise ClaimError(f"{at}: unknown key {sorted(unknown)[0]!r}")
     script = value.get("script")
@@ -326,7 +329,16 @@ def _witness(value: Any, where: str) -> Witness:
     timeout = value.get("timeout", 300)
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
         raise ClaimError(f"{at}: timeout is a positive number of seconds")
-    return Witness(script, tuple(args), repeats, float(timeout))
+    requires = value.get("requires", [])
+    if not isinstance(requires, list) or not all(isinstance(r, str) and _DIST.match(r) for r in requires):
+        raise ClaimError(
+            f"{at}: requires is a list of distribution names like 'langgraph-checkpoint-sqlite', no versions"
+        )
+    return Witness(script, tuple(args), repeats, float(timeout), tuple(requires))
+
+
+# A distribution name with optional extras, no version: the pin set's lock gives the version.
+_DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*\])?$")
 
 
 def _support(data: dict[str, Any], where: str) -> Support:

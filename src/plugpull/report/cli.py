@@ -2,15 +2,18 @@
 
 Exit codes:
   0  every (finding, pin set) produced its report; or --check found nothing wrong; or --regenerate wrote the pages;
-     or --list printed the jobs; or --merge copied the records and wrote the pages
+     or --list printed the jobs; or --merge copied the records and wrote the pages; or --bundle wrote its bundles
   1  --check found problems (printed: a record that contradicts its finding's claim, a witness that disagrees
      or did not run for a bug or documented claim, a FAIL claim without its kind or support, an invalid
      record, a generated page out of date); or a notebook or an environment failed (named at the end;
-     its HTML and JSON, with ``error``, were still written)
+     its HTML and JSON, with ``error``, were still written); or --bundle could not compile a requirements
+     file (nothing written)
   2  bad input, before anything runs: unknown finding or pin set, a lock that does not resolve,
      a parameter the notebook does not declare, no uv; --executor dask without distributed or with a
      scheduler that cannot be reached; --merge of an invalid record or of a run id already there with
-     other content (nothing is copied)
+     other content (nothing is copied); --bundle of a finding with no bug claim, a bug claim with no
+     witness, a pin set with no record or whose newest record does not show the bug, an --out that is
+     not a writable folder (nothing written)
   130 interrupted (Ctrl-C)
 """
 
@@ -126,6 +129,16 @@ def build_parser() -> ArgParser:
         metavar="FINDING",
         help="print Markdown for an upstream issue from FINDING's records (claim, versions x lines, flips, "
         "environment, reproduce command, reports to attach); run nothing",
+    )
+    parser.add_argument(
+        "--bundle",
+        metavar="FINDING",
+        help="write one folder and .zip per (bug claim's witness, failing release) of FINDING that a maintainer "
+        "runs without this repository: ISSUE.md, README.md, witness.py, hash-locked requirements, the newest "
+        "record's notebook and HTML (--pin: only those releases); run nothing",
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="with --bundle: where to write (default findings/FINDING/bundles/)"
     )
     parser.add_argument("--root", type=Path, metavar="DIR", help="repository root (default: found from the cwd)")
     return parser
@@ -411,24 +424,36 @@ def _finding(root: Path, finding_id: str) -> Finding:
 
 
 def single(args: argparse.Namespace, root: Path) -> int:
-    """--sweep, --summary or --issue-body: one finding, one at a time."""
+    """--sweep, --summary, --issue-body or --bundle: one finding, one at a time."""
     chosen = [
         flag
-        for flag, value in (("--sweep", args.sweep), ("--summary", args.summary), ("--issue-body", args.issue_body))
+        for flag, value in (
+            ("--sweep", args.sweep),
+            ("--summary", args.summary),
+            ("--issue-body", args.issue_body),
+            ("--bundle", args.bundle),
+        )
         if value
     ]
     if len(chosen) > 1:
         raise UsageError(f"{' and '.join(chosen)} go one at a time")
-    if args.check or args.regenerate or args.finding or args.pin or args.list or args.merge or args.jupyter_path:
+    if args.out is not None and not args.bundle:
+        raise UsageError("--out goes with --bundle FINDING")
+    if args.check or args.regenerate or args.finding or args.list or args.merge or args.jupyter_path:
         raise UsageError(
-            f"{chosen[0]} takes one finding and no --check, --regenerate, --list, --merge, --jupyter-path, "
-            "--finding or --pin"
+            f"{chosen[0]} takes one finding and no --check, --regenerate, --list, --merge, --jupyter-path or --finding"
         )
+    if args.pin and not args.bundle:
+        raise UsageError(f"{chosen[0]} takes no --pin (--bundle does)")
     if args.json or args.executor != "local" or args.scheduler:
         # Sweeps run here: the Dask executor takes the jobs of a plain report run (docs/report.md).
         raise UsageError(f"{chosen[0]} takes no --json, --executor or --scheduler")
     if (args.versions or args.bisect or args.only_missing) and not args.sweep:
         raise UsageError("--versions, --bisect and --only-missing go with --sweep FINDING")
+    if args.bundle:
+        if args.parameter:
+            raise UsageError("--bundle takes no -p: it reads the records")
+        return write_bundles(root, _finding(root, args.bundle), args.pin, args.out)
     if args.issue_body:
         from plugpull.report import issue_body
 
@@ -442,6 +467,33 @@ def single(args: argparse.Namespace, root: Path) -> int:
         finding = _finding(root, args.summary)
         return write_summary(root, finding)
     return run_sweep(args, root, _finding(root, args.sweep))
+
+
+def write_bundles(root: Path, finding: Finding, pins: list[str], out: Path | None) -> int:
+    """--bundle: plan every bundle first (bad input is exit 2 before anything is compiled), then write them."""
+    from plugpull.report import bundle
+
+    try:
+        bundles = bundle.plan(finding, pins)
+        target = (out if out is not None else bundle.default_out(finding)).absolute()
+        bundle.check_out(target)
+        environment.uv_binary()
+        placed = bundle.write(bundles, target)
+    except FindingError as exc:
+        raise UsageError(str(exc)) from None
+    except bundle.LockError as exc:
+        say(f"plugpull report: --bundle {finding.id}: {exc} (nothing written)")
+        return EXIT_FAILED
+    for folder in placed:
+        files = sorted(p for p in folder.iterdir() if p.is_file())
+        size = sum(p.stat().st_size for p in files)
+        archive = folder.with_name(folder.name + ".zip")
+        shown = folder.relative_to(root) if folder.is_relative_to(root) else folder
+        print(
+            f"plugpull report --bundle: wrote {shown}/ ({len(files)} files, {size / 1024:.0f} KiB) and "
+            f"{archive.name} ({archive.stat().st_size / 1024:.0f} KiB)"
+        )
+    return EXIT_OK
 
 
 def write_summary(root: Path, finding: Finding) -> int:
@@ -521,8 +573,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if root is None or not (root / "findings").is_dir():
             raise UsageError("no findings/ folder here or above; run from the plugpull repository or pass --root")
         root = root.resolve()
-        if args.sweep or args.summary or args.issue_body:
+        if args.sweep or args.summary or args.issue_body or args.bundle:
             return single(args, root)
+        if args.out is not None:
+            raise UsageError("--out goes with --bundle FINDING")
         if args.versions or args.bisect or args.only_missing:
             raise UsageError("--versions, --bisect and --only-missing go with --sweep FINDING")
         modes = [

@@ -307,7 +307,8 @@ def shows_section(root: Path, findings: dict[str, Finding], newest: list[tuple[P
             # Lines measured on the same releases with the same marks are listed together.
             by_releases: dict[str, list[str]] = {}
             for label, releases in lines.items():
-                ordered = sorted(set(releases), key=lambda r: claims.version_key(r[0].split(" → ")[0]))
+                # The release text and mark break ties: a set has no order of its own (check must be stable).
+                ordered = sorted(set(releases), key=lambda r: (claims.version_key(r[0].split(" → ")[0]), r))
                 by_releases.setdefault(", ".join(f"{v} {m}" for v, m in ordered), []).append(f"`{label}`")
             parts.append(f"**{kind}**: " + "; ".join(f"{', '.join(ls)} on {rs}" for rs, ls in by_releases.items()))
         shows = f"{finding.title}. " + (

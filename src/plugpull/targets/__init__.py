@@ -327,19 +327,24 @@ def _recover_ran_it_again(r) -> bool:
     return n.recover_ran_the_tool(r) and n.count(r, "refund") >= 2
 
 
+# design=plain follows the docs' steps; design=claim-and-key adds what the docs leave to the app (issue
+# 20): approve claims the stored pause (a loser is refused) and the refund is keyed by the tool call id
+# the saved RunState keeps, so a restore that runs the tool again refunds nothing new.
 _OPENAI_AGENTS_APPROVAL = BuiltIn(
     name="openai-agents-approval",
     module="agents",
     extra="openai-agents",
-    variants=(
+    variants=tuple(
         Target(
             name="openai-agents-approval",
-            argv=python_module("plugpull.targets.openai_agents_approval"),
+            argv=python_module("plugpull.targets.openai_agents_approval", "--design", design),
             framework="openai-agents",
+            options={"design": design},
             scenario="resume-after-approval",
             result_ignore=("reply_id",),
             notes=(OPENAI_AGENTS_NO_CLAIM,),
-        ),
+        )
+        for design in ("plain", "claim-and-key")
     ),
 )
 
@@ -620,6 +625,10 @@ _LANGGRAPH_SIBLINGS = BuiltIn(
 
 # Sibling tool calls in the OpenAI Agents SDK: two function calls in one model response, run as
 # concurrent tasks; recovered from the approved RunState the app saved (no key on send_email).
+# approval=both: both tools need approval, the state is saved before either runs, so a restore runs
+# the finished send_email again (the app's save point). approval=charge_card: send_email runs before
+# the pause and its output is in the saved state, which the SDK skips on restore; it runs before the
+# kill, so it can only be finished (finding sibling-tool-calls).
 _OPENAI_AGENTS_SIBLINGS = BuiltIn(
     name="openai-agents-siblings",
     module="agents",
@@ -627,14 +636,14 @@ _OPENAI_AGENTS_SIBLINGS = BuiltIn(
     variants=tuple(
         Target(
             name="openai-agents-siblings",
-            argv=python_module("plugpull.targets.openai_agents_siblings"),
+            argv=python_module("plugpull.targets.openai_agents_siblings", "--approval", approval),
             framework="openai-agents",
-            options={"hold": "charge_card", "sibling": f"send_email:{state}"},
+            options={"hold": "charge_card", "sibling": f"send_email:{state}", "approval": approval},
             result_ignore=("reply_id",),
             hold=("charge_card", 1),
             sibling=("send_email", state),
         )
-        for state in ("finished", "running")
+        for approval, state in (("both", "finished"), ("both", "running"), ("charge_card", "finished"))
     ),
 )
 
@@ -706,11 +715,26 @@ AGENT_FRAMEWORK_SIGNATURE_CHANGED = Note(
     ),
 )
 
+# 1.20.0's @step docstring: "Legacy order-based checkpoints replay sequential steps, but concurrent legacy
+# cache hits fail explicitly". The two concurrent variants meet that documented limit; "sequential" (the
+# orders one after the other) is the case the docstring says replays.
+_AGENT_FRAMEWORK_SEQUENTIAL = Target(
+    name="agent-framework",
+    argv=python_module("plugpull.targets.agent_framework_checkout", "--variant", "sequential"),
+    framework="agent-framework-core",
+    options={"variant": "sequential"},
+    result_ignore=("orders.idempotency_key",),
+)
+
 UPGRADES: dict[str, tuple[str, tuple[Target, ...]]] = {
-    # Both variants: "control" is the plain upgrade; "swap" also meets 1.20.0's new step-cache key.
+    # "control" is the plain upgrade; "swap" also meets 1.20.0's new step-cache key; "sequential" has no
+    # concurrent call to one @step at all.
     "agent-framework": (
         "agent_framework",
-        tuple(replace(v, notes=(*v.notes, AGENT_FRAMEWORK_SIGNATURE_CHANGED)) for v in _kept("agent-framework")),
+        tuple(
+            replace(v, notes=(*v.notes, AGENT_FRAMEWORK_SIGNATURE_CHANGED))
+            for v in (*_kept("agent-framework"), _AGENT_FRAMEWORK_SEQUENTIAL)
+        ),
     ),
     # durability="sync": the model's tool call is checkpointed before the tool runs, so the line is
     # deterministic (with "async" it is a race, docs/stability.md) and only the upgrade can change it.

@@ -1,7 +1,7 @@
 """Checkout of two orders in a Microsoft Agent Framework functional workflow (microsoft/agent-framework#8292).
 
-    python -m plugpull.targets.agent_framework_checkout start  [--variant swap|control]
-    python -m plugpull.targets.agent_framework_checkout resume [--variant swap|control]
+    python -m plugpull.targets.agent_framework_checkout start  [--variant swap|control|sequential]
+    python -m plugpull.targets.agent_framework_checkout resume [--variant swap|control|sequential]
 
 start: run the ``checkout_two_orders`` workflow (``@workflow`` / ``@step``, FileCheckpointStorage in
 $PLUGPULL_WORKDIR) on orders A and B at once (asyncio.gather). Each order opens a payment with the
@@ -9,8 +9,11 @@ same ``@step open_payment`` (no outside action; it draws the payment's idempoten
 reuses it) and then charges it with the same ``@step capture_payment``, which calls
 ``record_effect(f"charge_card:{customer}", key=idempotency_key)``. resume: load
 ``storage.get_latest(workflow_name=...)`` and ``run(checkpoint_id=...)``, the framework's own way to
-continue. In ``swap`` the two orders reach ``open_payment`` in the opposite order on resume; in
-``control`` in the same order.
+continue; when nothing was saved yet (killed before the first checkpoint), it starts the run over from
+its input, as a correct app does. In ``swap`` the two orders reach ``open_payment`` in the opposite order
+on resume; in ``control`` in the same order; ``sequential`` checks them out one after the other (no
+concurrency: resume-after-upgrade, where agent-framework 1.20.0 documents that a concurrent legacy
+cache hit fails but a sequential one replays).
 
 Why the swapped step is ``open_payment`` and not the charge itself: plugpull holds the *first*
 ``record_effect`` call and kills right away, so no step that charges can have finished before the
@@ -46,8 +49,11 @@ ARRIVAL = {
     ("swap", "resume"): ("B", "A"),
     ("control", "start"): ("A", "B"),
     ("control", "resume"): ("A", "B"),
+    ("sequential", "start"): ("A", "B"),
+    ("sequential", "resume"): ("A", "B"),
 }
 _arrival: tuple[str, str] = ("A", "B")
+_concurrent = True
 
 
 def say(line: str) -> None:
@@ -119,20 +125,25 @@ async def checkout(order_id: str, first_done: asyncio.Event) -> str:
 @workflow(name=WORKFLOW_NAME)
 async def checkout_two_orders(orders: list) -> dict:
     first_done = asyncio.Event()
-    receipts = await asyncio.gather(*(checkout(o, first_done) for o in orders))
+    if _concurrent:
+        receipts = await asyncio.gather(*(checkout(o, first_done) for o in orders))
+    else:
+        receipts = [await checkout(o, first_done) for o in orders]
     return dict(zip(orders, receipts, strict=True))
 
 
 async def run(phase: str, workdir: Path) -> int:
     storage = MarkedFileCheckpointStorage(str(workdir / "checkpoints"))
     wf = checkout_two_orders.build(checkpoint_storage=storage)
-    if phase == "start":
+    latest = await storage.get_latest(workflow_name=WORKFLOW_NAME) if phase == "resume" else None
+    if phase == "resume" and latest is None:
+        # Killed before the first checkpoint: nothing durable exists, so the app starts the run over from
+        # its input (run(checkpoint_id=...) has nothing to restore). Before issue 20 it exited 2 here,
+        # and the boundary map read that as stuck.
+        say(f"resume: no checkpoint of {WORKFLOW_NAME} in {workdir}, starting over from the input")
+    if latest is None:
         result = await wf.run(list(ORDERS))
     else:
-        latest = await storage.get_latest(workflow_name=WORKFLOW_NAME)
-        if latest is None:
-            print(f"resume: no checkpoint of {WORKFLOW_NAME} in {workdir}", file=sys.stderr)
-            return 2
         say(f"resume: from checkpoint {latest.checkpoint_id}")
         result = await wf.run(checkpoint_id=latest.checkpoint_id)
     for event in result:
@@ -166,15 +177,16 @@ def outcome(receipts: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _arrival
+    global _arrival, _concurrent
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("phase", choices=("start", "resume"))
-    parser.add_argument("--variant", choices=("swap", "control"), default="swap")
+    parser.add_argument("--variant", choices=("swap", "control", "sequential"), default="swap")
     args = parser.parse_args(argv)
     workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
     version = importlib.metadata.version("agent-framework-core")
     announce(framework="agent-framework-core", version=version)  # plugpull
     _arrival = ARRIVAL[args.variant, args.phase]
+    _concurrent = args.variant != "sequential"
     return asyncio.run(run(args.phase, workdir))
 
 

@@ -1,6 +1,6 @@
 """An OpenAI Agents SDK app whose model asks for two tools in one turn: the `openai-agents-siblings` target.
 
-    python -m plugpull.targets.openai_agents_siblings start|resume
+    python -m plugpull.targets.openai_agents_siblings [--approval both|charge_card] start|resume
 
 The scripted offline model answers the first turn with two function calls in one response,
 ``send_email`` (the mail API takes no key) and ``charge_card`` (keyed by the SDK's tool call id,
@@ -8,12 +8,20 @@ The scripted offline model answers the first turn with two function calls in one
 asyncio tasks; each tool awaits its blocking API call in a thread (``asyncio.to_thread``), as an
 async tool over a blocking client does, so both calls are in flight at once.
 
-Both tools need approval (``function_tool(needs_approval=True)``), which is what gives the app a
-durable record to recover from, the way the SDK docs ("Human-in-the-loop") describe: the SDK saves
-nothing on its own while tools run.
+A tool that needs approval (``function_tool(needs_approval=True)``) is what gives the app a durable
+record to recover from, the way the SDK docs ("Human-in-the-loop", long-running approvals) describe:
+the SDK saves nothing on its own while tools run. Two designs (``--approval``):
 
-start:  run to the two approvals; approve both; save ``RunState.to_json()`` to
-        $PLUGPULL_WORKDIR/approved.json; run the state to the end (the kill lands here).
+both:        both tools need approval. The app saves the approved state before either tool runs, so
+             the snapshot holds neither output and a restore runs both again: a finished send_email
+             is sent twice (where the app saves, not the SDK: issue 20).
+charge_card: only charge_card needs approval. The SDK runs send_email in the first turn and pauses
+             on charge_card; send_email's output is in the state the app saves, and on restore the
+             SDK skips every call whose output the state holds (``_function_output_exists`` in
+             agents/run_internal/turn_resolution.py, 0.20.0 to 0.24.0).
+
+start:  run to the approval(s); approve; save ``RunState.to_json()`` to $PLUGPULL_WORKDIR/approved.json;
+        run the state to the end (the kill lands here).
 resume: restore approved.json with ``await RunState.from_json(agent, saved)`` and run it again
         (the SDK's only way to continue a run it did not finish).
 """
@@ -45,11 +53,15 @@ def log(message: str) -> None:
     print(f"openai_agents_siblings: {message}", file=sys.stderr, flush=True)
 
 
-@function_tool(needs_approval=True)
-async def send_email(to: str) -> str:
+async def email(to: str) -> str:
     """Email the receipt to the customer."""
     await asyncio.to_thread(record_effect, "send_email")  # plugpull: the mail API has no idempotency key
     return f"receipt sent to {to}"
+
+
+# One function, two tools: the same send_email with and without a human's approval (--approval).
+send_email_approved = function_tool(email, name_override="send_email", needs_approval=True)
+send_email_unattended = function_tool(email, name_override="send_email")
 
 
 @function_tool(needs_approval=True)
@@ -100,7 +112,11 @@ class TwoToolModel(Model):
         raise NotImplementedError("this app runs Runner.run, not run_streamed")
 
 
-def build_agent() -> Agent:
+APPROVALS = {"both": ["charge_card", "send_email"], "charge_card": ["charge_card"]}
+
+
+def build_agent(approval: str) -> Agent:
+    send_email = send_email_approved if approval == "both" else send_email_unattended
     return Agent(
         name="Orders",
         instructions="Charge the order and email the receipt.",
@@ -109,11 +125,11 @@ def build_agent() -> Agent:
     )
 
 
-async def start(agent: Agent, where: Path) -> int:
+async def start(agent: Agent, where: Path, approval: str) -> int:
     result = await Runner.run(agent, f"Charge order {ORDER} and email the receipt.")
     names = sorted(i.name for i in result.interruptions)
-    if names != ["charge_card", "send_email"]:
-        log(f"expected approvals of charge_card and send_email in one turn, got {names}")
+    if names != APPROVALS[approval]:
+        log(f"expected approvals of {' and '.join(APPROVALS[approval])} in one turn, got {names}")
         return 1
     state = result.to_state()
     for item in state.get_interruptions():
@@ -122,7 +138,7 @@ async def start(agent: Agent, where: Path) -> int:
     return await finish(agent, state)
 
 
-async def resume(agent: Agent, where: Path) -> int:
+async def resume(agent: Agent, where: Path, approval: str) -> int:
     path = where / APPROVED
     if not path.exists():
         log(f"nothing to resume: no {APPROVED}")
@@ -139,13 +155,19 @@ async def finish(agent: Agent, state: RunState) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    approval = "both"
+    if len(argv) == 3 and argv[0] == "--approval":
+        approval, argv = argv[1], argv[2:]
     phases = {"start": start, "resume": resume}
-    if len(argv) != 1 or argv[0] not in phases:
-        print("usage: python -m plugpull.targets.openai_agents_siblings {start,resume}", file=sys.stderr)
+    if len(argv) != 1 or argv[0] not in phases or approval not in APPROVALS:
+        print(
+            "usage: python -m plugpull.targets.openai_agents_siblings [--approval both|charge_card] {start,resume}",
+            file=sys.stderr,
+        )
         return 2
     set_tracing_disabled(True)
     announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))
-    return asyncio.run(phases[argv[0]](build_agent(), workdir()))
+    return asyncio.run(phases[argv[0]](build_agent(approval), workdir(), approval))
 
 
 if __name__ == "__main__":

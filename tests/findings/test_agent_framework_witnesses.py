@@ -1,0 +1,117 @@
+"""The Agent Framework witnesses (findings/*/witness/): framework-only scripts with their own real SIGKILL.
+
+Run with this environment's agent-framework-core, start and resume on the same release (the cross-release
+runs are the resume-after-upgrade records). Expectations follow the installed version: up to 1.19.0 saved
+@step results are keyed by (step name, call index) (microsoft/agent-framework#8292).
+"""
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("agent_framework")
+pytestmark = pytest.mark.witness
+
+FINDINGS = Path(__file__).parents[2] / "findings"
+CHECKOUT = FINDINGS / "agent-framework-8292" / "witness" / "checkout_two_orders.py"
+UPGRADE = FINDINGS / "resume-after-upgrade" / "witness" / "agent_framework_upgrade.py"
+VERSION = importlib.metadata.version("agent-framework-core")
+KEYED_BY_CALL_ORDER = tuple(int(p) for p in VERSION.split(".")[:2]) < (1, 20)
+
+
+def witness(script: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
+    run = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=240)
+    last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
+    return run.returncode, json.loads(last), run
+
+
+@pytest.mark.parametrize("kill", ["before effect charge_card:A 1", "after effect charge_card:A 1"])
+def test_the_swapped_restart_charges_customer_a_twice_and_never_b(kill):
+    code, out, run = witness(CHECKOUT, "--variant", "swap", "--kill", kill)
+    assert (out["witness"], out["framework"], out["version"]) == (
+        "checkout_two_orders",
+        "agent-framework-core",
+        VERSION,
+    )
+    assert out["start_version"] == VERSION
+    if KEYED_BY_CALL_ORDER:
+        assert (code, out["verdict"]) == (1, "FAIL"), run.stderr
+        assert out["counts"] == {"charge_card:A": 2, "charge_card:B": 0}
+        assert out["detail"]["receipts"]["B"].startswith("charged customer A ")
+    else:
+        assert (code, out["verdict"]) == (0, "PASS"), run.stderr
+        assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+
+
+def test_a_kill_once_a_and_bs_payments_are_saved_swaps_the_receipts_with_each_card_charged_once():
+    # After the third save both A's charge and B's payment are on disk ("after checkpoint-save 2" is a race
+    # between two saving threads: the boundary map claims it as a range).
+    code, out, _ = witness(CHECKOUT, "--variant", "swap", "--kill", "after checkpoint-save 3")
+    assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+    if KEYED_BY_CALL_ORDER:
+        # The counts alone look right: the receipts say which order paid with which card.
+        assert (code, out["verdict"]) == (1, "FAIL")
+        assert "order A's receipt: charged customer B" in out["did"]
+    else:
+        assert (code, out["verdict"]) == (0, "PASS")
+
+
+def test_the_restart_in_the_same_order_charges_each_customer_once():
+    code, out, run = witness(CHECKOUT, "--variant", "control", "--kill", "after effect charge_card:A 1")
+    assert (code, out["verdict"]) == (0, "PASS"), run.stderr
+    assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+
+
+def test_killed_before_the_first_checkpoint_the_app_starts_over_and_passes():
+    code, out, _ = witness(CHECKOUT, "--variant", "swap", "--kill", "before checkpoint-save 1")
+    assert (code, out["verdict"], out["counts"]) == (0, "PASS", {"charge_card:A": 1, "charge_card:B": 1})
+
+
+def test_a_kill_point_the_run_never_reaches_is_an_error_not_evidence():
+    code, out, _ = witness(CHECKOUT, "--kill", "before open-payment 9")
+    assert (code, out["verdict"]) == (2, "ERROR")
+    assert "start was not killed by SIGKILL (exit 0)" in out["did"]
+
+
+def test_a_malformed_kill_point_is_a_one_line_usage_error():
+    code, out, run = witness(CHECKOUT, "--kill", "somewhere")
+    assert code == 2 and out is None
+    assert run.stderr.strip().splitlines()[-1].startswith("checkout_two_orders.py: error: --kill 'somewhere'")
+    assert "Traceback" not in run.stderr
+
+
+def test_start_python_runs_the_start_under_that_interpreter():
+    code, out, _ = witness(CHECKOUT, "--variant", "control", "--start-python", sys.executable)
+    assert (code, out["verdict"], out["start_version"]) == (0, "PASS", VERSION)
+
+
+@pytest.mark.parametrize("kill", ["before-charge", "after-charge"])
+def test_the_upgrade_witness_on_one_release_resumes_each_order_once(kill):
+    # A and B the same release: the control of the upgrade (1.19.0 -> 1.20.0 refuses: the records).
+    code, out, run = witness(UPGRADE, "--kill", kill, "--start-python", sys.executable)
+    assert (code, out["verdict"]) == (0, "PASS"), run.stderr
+    assert (out["witness"], out["version"], out["start_version"]) == ("agent_framework_upgrade", VERSION, VERSION)
+    assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+
+
+def test_the_upgrade_witness_says_so_when_the_start_release_cannot_run():
+    code, out, _ = witness(UPGRADE, "--start-python", "/bin/false")
+    assert (code, out["verdict"], out["start_version"]) == (2, "ERROR", None)
+    assert "start was not killed by SIGKILL" in out["did"]
+
+
+def test_both_witnesses_import_nothing_of_plugpull():
+    for script in (CHECKOUT, UPGRADE):
+        imports = [line for line in script.read_text().splitlines() if line.startswith(("import ", "from "))]
+        assert not [line for line in imports if "plugpull" in line], script
+
+
+def test_a_start_python_that_is_not_there_is_a_one_line_usage_error(tmp_path):
+    code, out, run = witness(UPGRADE, "--start-python", str(tmp_path / "nope"))
+    assert code == 2 and out is None
+    assert run.stderr.strip().splitlines()[-1].endswith("nope: not an executable file")
+    assert "Traceback" not in run.stderr
