@@ -477,3 +477,47 @@ def test_sibling_applies_to_kill_mid_tool_only(tmp_path):
     run = plugpull("--target", "openai-agents-approval", "--hold", "refund", "--sibling", "email:running", tmp=tmp_path)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "--sibling applies to kill-mid-tool" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--save", "checkpoint-save"], "expected NAME:N:STATE"),
+        (["--save", "checkpoint-save:2"], "expected NAME:N:STATE"),
+        (["--save", "checkpoint-save:0:withheld"], "expected NAME:N:STATE"),
+        (["--save", "checkpoint-save:2:written"], "expected NAME:N:STATE"),
+        (["--save", ":2:landed"], "expected NAME:N:STATE"),
+        (["--scenario", "every-boundary", "--save", "checkpoint-save:2:landed"], "does not apply to every-boundary"),
+        (
+            ["--scenario", "resume-after-approval", "--save", "checkpoint-save:2:landed"],
+            "--save applies to kill-mid-tool",
+        ),
+    ],
+)
+def test_a_bad_save_is_one_line_exit_2(args, says, tmp_path):
+    run = plugpull("--agent", agent("-c", "pass"), *args, tmp=tmp_path)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert says in run.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_save_aims_the_kill_at_a_background_save_of_the_agent(tmp_path):
+    saver = str(AGENTS / "background_saver.py")
+    args = ["--point", "after-effect", "--json"]
+    withheld = plugpull("--agent", agent(saver, "background"), "--save", "plan-save:1:withheld", *args, tmp=tmp_path)
+    landed = plugpull("--agent", agent(saver, "background"), "--save", "plan-save:1:landed", *args, tmp=tmp_path)
+    assert [json.loads(r.stdout)["results"][0]["verdict"] for r in (withheld, landed)] == ["FAIL", "PASS"]
+    assert json.loads(landed.stdout)["results"][0]["evidence"]["save_specs"] == ["plan-save:1:landed"]
+
+
+def test_every_boundary_maps_a_built_ins_unaimed_variants_once():
+    # The langgraph target's model_step variants run the same command as model_step=raced: mapped once.
+    from plugpull.cli import build_parser, select_targets
+    from plugpull.targets import BUILT_INS
+
+    if not BUILT_INS["langgraph"].installed():
+        pytest.skip("langgraph is not installed")
+    args = build_parser().parse_args(["--scenario", "every-boundary", "--target", "langgraph"])
+    chosen = select_targets(args)
+    assert [t.options for t in chosen] == [v.options for v in BUILT_INS["langgraph"].variants if not v.saves]
+    assert len({t.argv for t in chosen}) == len(chosen)

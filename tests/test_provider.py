@@ -118,3 +118,76 @@ def test_a_sibling_needs_a_hold_of_another_name_and_a_known_state():
     for hold, sibling in [(None, ("email", "finished")), (("email", 1), ("email", "running")), (("c", 1), ("e", "x"))]:
         with pytest.raises(ValueError):
             p.arm("after-effect", hold=hold, sibling=sibling)
+
+
+# --save (issue 20): a save the target marks, withheld until the kill or waited for.
+
+
+def test_a_withheld_save_holds_the_nth_before_mark_of_its_name_and_nothing_else():
+    p = Provider()
+    p.arm("after-effect", saves=(("checkpoint-save", 2, "withheld"),))
+    first, hold = p.receive_mark("checkpoint-save", "before", pid=7)
+    assert not hold and not p.saves_ready()
+    _, hold = p.receive_mark("pending-writes", "before", pid=7)
+    assert not hold
+    p.receive_mark("checkpoint-save", "after", pid=7)
+    second, hold = p.receive_mark("checkpoint-save", "before", pid=7)
+    assert hold and second.held_at == "withheld" and p.saves_ready()
+    assert p.held is None and not p.held_event.is_set()  # the kill still waits for the effect call
+
+
+def test_a_withheld_save_is_no_longer_ready_once_its_connection_closed():
+    p = Provider()
+    p.arm("after-effect", saves=(("checkpoint-save", 1, "withheld"),))
+    mark, _ = p.receive_mark("checkpoint-save", "before", pid=7)
+    p.mark_closed(mark)
+    assert not p.saves_ready()
+    (save,) = p.saves_at_kill()
+    assert save["ready"] is False and save["open"] is False and save["mark"]["held_at"] == "withheld"
+
+
+def test_a_landed_save_is_ready_when_its_nth_after_mark_arrived():
+    p = Provider()
+    p.arm("after-effect", saves=(("checkpoint-save", 2, "landed"),))
+    for edge in ("before", "after", "before"):
+        _, hold = p.receive_mark("checkpoint-save", edge, pid=7)
+        assert not hold
+    assert not p.saves_ready()
+    assert p.saves_at_kill()[0]["seen"] == 1
+    p.receive_mark("checkpoint-save", "after", pid=7)
+    assert p.saves_ready()
+    (save,) = p.saves_at_kill()
+    assert (save["name"], save["n"], save["state"], save["ready"], save["seen"]) == (
+        "checkpoint-save",
+        2,
+        "landed",
+        True,
+        2,
+    )
+
+
+def test_every_asked_save_must_stand_as_asked():
+    p = Provider()
+    p.arm("after-effect", saves=(("checkpoint-save", 2, "withheld"), ("pending-writes", 1, "landed")))
+    p.receive_mark("pending-writes", "before", pid=7)
+    p.receive_mark("pending-writes", "after", pid=7)
+    assert not p.saves_ready()
+    p.receive_mark("checkpoint-save", "before", pid=7)
+    p.receive_mark("checkpoint-save", "after", pid=7)
+    _, hold = p.receive_mark("checkpoint-save", "before", pid=7)
+    assert hold and p.saves_ready()
+
+
+def test_disarming_withholds_nothing():
+    p = Provider()
+    p.arm("after-effect", saves=(("checkpoint-save", 1, "withheld"),))
+    p.arm(None)
+    _, hold = p.receive_mark("checkpoint-save", "before", pid=7)
+    assert not hold and p.saves_ready() and p.saves_at_kill() == []
+
+
+def test_a_save_needs_a_name_a_number_from_1_and_a_known_state():
+    p = Provider()
+    for save in [("", 1, "withheld"), ("checkpoint-save", 0, "landed"), ("checkpoint-save", 1, "written")]:
+        with pytest.raises(ValueError):
+            p.arm("after-effect", saves=(save,))

@@ -1,7 +1,7 @@
 """Text lines on hand-built results: call summaries, the held call, the announced version, setup errors
 once, and each matched note on its own line under the measured message."""
 
-from plugpull.rendering import call_summary, format_text, held_call, shown_target
+from plugpull.rendering import call_summary, format_text, held_call, shown_point, shown_target
 from plugpull.results import Result, Verdict
 
 NOTE = {"text": "resume refunded again", "url": "https://example.org/idempotency", "condition": "refund 2 times"}
@@ -61,6 +61,15 @@ def result(**changes) -> Result:
         verdict=Verdict.PASS, scenario="kill-mid-tool", point="after-effect", target="python a.py", message="ok"
     )
     return Result(**{**base, **changes})
+
+
+def test_the_saves_a_kill_was_aimed_at_follow_the_held_call():
+    calls = [call(1, "start", "refund", held_at="after-effect")]
+    evidence = {"calls": calls, "save_specs": ["checkpoint-save:2:withheld", "pending-writes:2:landed"]}
+    assert shown_point(result(evidence=evidence)) == (
+        "after-effect refund#1 [checkpoint-save 2 withheld, pending-writes 2 landed]"
+    )
+    assert shown_point(result(evidence={"calls": calls, "save_specs": []})) == "after-effect refund#1"
 
 
 def test_an_agents_announced_framework_and_version_follow_its_command():

@@ -78,6 +78,15 @@ def build_parser() -> ArgParser:
         "held too, so both are in flight)",
     )
     parser.add_argument(
+        "--save",
+        action="append",
+        default=[],
+        metavar="NAME:N:STATE",
+        help="kill-mid-tool (repeatable): a save the agent marks with plugpull.boundary(NAME), and how it must "
+        "stand when the held call is killed: NAME:N:withheld (its N-th save is held back until the kill, so it "
+        "never happens) or NAME:N:landed (the kill waits until N such saves finished); e.g. checkpoint-save:2:withheld",
+    )
+    parser.add_argument(
         "--boundary",
         action="append",
         default=[],
@@ -217,6 +226,10 @@ def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) ->
         args.sibling = parse_sibling(sibling, args.hold)
         if not any(t.scenario == "kill-mid-tool" for t in chosen):
             raise UsageError("--sibling applies to kill-mid-tool; no selected target runs it")
+    saves = getattr(args, "save", None) or []
+    args.save = tuple(parse_save(spec) for spec in saves)
+    if args.save and not any(t.scenario == "kill-mid-tool" for t in chosen):
+        raise UsageError("--save applies to kill-mid-tool; no selected target runs it")
     why = suite.unselected_points(chosen, getattr(args, "point", []) or [])
     if why is not None:
         raise UsageError(why)
@@ -253,7 +266,9 @@ def select_boundary_targets(args: argparse.Namespace) -> list[targets_mod.Target
                 )
             print(f"plugpull: skipping {name}: {built_in.module} is not installed", file=sys.stderr)
             continue
-        chosen.extend(as_every_boundary(t) for t in built_in.variants)
+        # A variant aimed at a save (Target.saves) runs the same command as its unaimed sibling; the map
+        # holds every boundary in turn itself, so it would map the same run again.
+        chosen.extend(as_every_boundary(t) for t in built_in.variants if not t.saves)
     for command in args.agent:
         try:
             chosen.append(targets_mod.agent(command, "every-boundary"))
@@ -269,6 +284,8 @@ def select_boundary_targets(args: argparse.Namespace) -> list[targets_mod.Target
         raise UsageError("--sibling does not apply to every-boundary (it applies to kill-mid-tool)")
     if getattr(args, "hold", None) is not None:
         raise UsageError("--hold does not apply to every-boundary (it holds every boundary in turn; use --boundary)")
+    if getattr(args, "save", None):
+        raise UsageError("--save does not apply to every-boundary (it holds every boundary in turn; use --boundary)")
     if args.random_kills:
         args.point = [*args.point, "random"] if args.point else ["random"]
     elif "random" in (args.point or []):
@@ -310,6 +327,20 @@ def parse_sibling(spec: str, hold: tuple[str, int] | None) -> tuple[str, str]:
     if name == hold[0]:
         raise UsageError(f"--sibling {spec!r}: the sibling must be another effect than --hold {hold[0]}")
     return name, state
+
+
+def parse_save(spec: str) -> tuple[str, int, str]:
+    """``NAME:N:STATE`` -> (NAME, N, STATE), STATE one of provider.SAVE_STATES, N a whole number >= 1."""
+    from plugpull.provider import SAVE_STATES
+
+    rest, _, state = spec.rpartition(":")
+    name, _, nth = rest.rpartition(":")
+    if not name or not nth.isdigit() or int(nth) < 1 or state not in SAVE_STATES:
+        raise UsageError(
+            f"--save {spec!r}: expected NAME:N:STATE with N a whole number >= 1 and STATE one of "
+            f"{', '.join(SAVE_STATES)}, e.g. checkpoint-save:2:withheld"
+        )
+    return name, int(nth), state
 
 
 def check_writable_dir(path: str) -> None:
@@ -355,6 +386,7 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_pro
         workdir_root=args.workdir,
         hold=args.hold,
         sibling=getattr(args, "sibling", None),
+        saves=tuple(getattr(args, "save", ()) or ()),
         boundaries=tuple(getattr(args, "boundary", ()) or ()),
         random_kills=getattr(args, "random_kills", 0) or 0,
     )

@@ -117,6 +117,11 @@ class KillEvidence:
     # it stood at the kill: {"name", "state", "ready", "call", "open"} (scenarios.held_kill).
     sibling_spec: str | None = None
     sibling: dict[str, Any] | None = None
+    # --save NAME:N:STATE in force (each "checkpoint-save:2:withheld"; [] for none): saves of the
+    # target held back or waited for, and how each stood at the kill: {"name", "n", "state", "ready",
+    # "mark", "open", "seen"} (provider.saves_at_kill).
+    save_specs: list[str] = field(default_factory=list)
+    saves: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))

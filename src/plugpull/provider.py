@@ -26,6 +26,13 @@ POINTS = ("before-effect", "after-effect")
 #: held too, at the same point, so both tools are in flight at the kill.
 SIBLING_STATES = ("finished", "running")
 
+#: How one save the target marks (``client.boundary`` around its write, e.g. a checkpointer's put)
+#: stands when the kill is sent (kill-mid-tool ``--save NAME:N:STATE``): "withheld": the N-th "before"
+#: mark of NAME is held unanswered until the kill, so that save never happens; "landed": the kill waits
+#: until N "after" marks of NAME have arrived, so N such saves finished. A save written by a background
+#: thread (LangGraph's checkpoint writer) otherwise races the kill (docs/DECISIONS.md, issue 20).
+SAVE_STATES = ("withheld", "landed")
+
 
 @dataclass
 class EffectCall:
@@ -87,9 +94,18 @@ class Provider:
     sibling_want: tuple[str, str] | None = None
     sibling: EffectCall | None = None
     sibling_event: threading.Event = field(default_factory=threading.Event)
+    # Saves asked for with arm(saves=...): (NAME, N, STATE) each, the marks of each name and edge
+    # seen since arm(), and per save the mark that matched (the held "before" or the N-th "after").
+    saves_want: tuple[tuple[str, int, str], ...] = ()
+    _save_seen: dict[tuple[str, str], int] = field(default_factory=dict)
+    save_marks: list[EffectCall | None] = field(default_factory=list)
 
     def arm(
-        self, point: str | None, hold: tuple[str, int] | None = None, sibling: tuple[str, str] | None = None
+        self,
+        point: str | None,
+        hold: tuple[str, int] | None = None,
+        sibling: tuple[str, str] | None = None,
+        saves: tuple[tuple[str, int, str], ...] = (),
     ) -> None:
         """Hold a call at ``point`` (one of :data:`POINTS`); None answers every call.
 
@@ -100,16 +116,26 @@ class Provider:
         ``sibling`` (NAME, state) names another tool's effect whose state the kill waits for
         (:meth:`sibling_ready`): "finished" answers its first call as usual; "running" holds its
         first call at ``point`` as well, so the kill finds both calls held.
+
+        ``saves`` (NAME, N, STATE) each: how a save the target marks must stand at the kill
+        (:data:`SAVE_STATES`, :meth:`saves_ready`); the marks are counted from now on. Unarmed
+        (``point`` None), nothing is withheld.
         """
         if point is not None and point not in POINTS:
             raise ValueError(f"unknown kill point {point!r}; known: {', '.join(POINTS)}")
         if sibling is not None and (sibling[1] not in SIBLING_STATES or hold is None or sibling[0] == hold[0]):
             raise ValueError(f"cannot wait for sibling {sibling!r} with hold {hold!r}")
+        for name, nth, state in saves:
+            if not name or nth < 1 or state not in SAVE_STATES:
+                raise ValueError(f"cannot hold save {name!r} {nth!r} {state!r}")
         with self._lock:
             self._armed, self._hold, self._hold_seen = point, hold, 0
             self._step = None
             self.sibling_want, self.sibling = (sibling if point is not None else None), None
             self.sibling_event.clear()
+            self.saves_want = tuple(saves) if point is not None else ()
+            self._save_seen = {}
+            self.save_marks = [None] * len(self.saves_want)
 
     def arm_step(self, kind: str, name: str, nth: int, side: str) -> None:
         """Hold the N-th occurrence (from now on) of one step, on one side of it (every-boundary).
@@ -153,7 +179,54 @@ class Provider:
                 mark.held_at = point
                 self.held = mark
                 self.held_event.set()
-            return mark, point is not None
+                return mark, True
+            return mark, self._take_save(mark)
+
+    def _take_save(self, mark: EffectCall) -> bool:
+        """Count a mark toward the asked-for saves; True to hold it (the withheld save's "before")."""
+        if not self.saves_want:
+            return False
+        seen = self._save_seen[(mark.name, mark.edge)] = self._save_seen.get((mark.name, mark.edge), 0) + 1
+        hold = False
+        for i, (name, nth, state) in enumerate(self.saves_want):
+            if name != mark.name or seen != nth or self.save_marks[i] is not None:
+                continue
+            if state == "withheld" and mark.edge == "before":
+                mark.held_at = "withheld"
+                self.save_marks[i], hold = mark, True
+            elif state == "landed" and mark.edge == "after":
+                self.save_marks[i] = mark
+        return hold
+
+    def saves_ready(self) -> bool:
+        """True when every asked-for save stands as asked: withheld (its held "before" mark still
+        open) or landed (its N-th "after" mark arrived); True when none is asked for."""
+        with self._lock:
+            return all(self._save_ready(i) for i in range(len(self.saves_want)))
+
+    def _save_ready(self, i: int) -> bool:
+        mark = self.save_marks[i]
+        if mark is None:
+            return False
+        return mark.closed_at is None if self.saves_want[i][2] == "withheld" else True
+
+    def saves_at_kill(self) -> list[dict]:
+        """Each asked-for save as it stood just before SIGKILL: its spec, whether it was ready, its mark."""
+        with self._lock:
+            return [
+                {
+                    "name": name,
+                    "n": nth,
+                    "state": state,
+                    "ready": self._save_ready(i),
+                    "mark": None if self.save_marks[i] is None else self.save_marks[i].to_dict(),
+                    # the withheld mark's connection still open: the save was still held
+                    "open": self.save_marks[i] is not None and self.save_marks[i].closed_at is None,
+                    # marks of that name and edge seen since arm (how far the run got)
+                    "seen": self._save_seen.get((name, "before" if state == "withheld" else "after"), 0),
+                }
+                for i, (name, nth, state) in enumerate(self.saves_want)
+            ]
 
     def trace(self) -> list[EffectCall]:
         """Effect calls and boundary marks in arrival order."""

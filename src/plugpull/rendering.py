@@ -87,7 +87,10 @@ def shown_point(result: Result) -> str:
         landed = result.evidence.get("landed")
         return f"{result.point}: {landed}" if landed else result.point
     held = held_call(result.evidence.get("calls") or [], result.evidence.get("held_name"))
-    return result.point if held is None else f"{result.point} {held}"
+    shown = result.point if held is None else f"{result.point} {held}"
+    # --save: the saves the kill was aimed at ("after-effect refund#1 [checkpoint-save 2 withheld]").
+    saves = [spec.split(":") for spec in result.evidence.get("save_specs") or []]
+    return shown + (" [" + ", ".join(" ".join(parts) for parts in saves) + "]" if saves else "")
 
 
 def shown_target(result: Result) -> str:

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from plugpull.checks import check_clean_run, judge_effects, judge_kill_mid_tool, prove_kill
+from plugpull.checks import check_clean_run, judge_effects, judge_kill_mid_tool, prove_kill, prove_saves
 from plugpull.evidence import CleanRun, KillEvidence, KillProof
 from plugpull.process import Outcome
 from plugpull.results import Verdict
@@ -245,3 +245,93 @@ def test_a_duplicated_finished_sibling_fails_as_done_before_the_kill_and_again()
     j = judge_kill_mid_tool(with_sibling(counts={"charge": 1, "email": 2}, calls=calls))
     assert j.verdict is Verdict.FAIL
     assert j.message.endswith("email was done before the kill and again by resume")
+
+
+# --save (issue 20): a kill aimed at a background save is judged only if the save stood as asked.
+
+
+def save_mark(edge="before", **changes) -> dict:
+    mark = {"seq": 3, "phase": "start", "name": "checkpoint-save", "key": None, "pid": 100, "group": 100}
+    mark.update({"recorded": False, "held_at": "withheld" if edge == "before" else None, "answered": False})
+    mark.update({"kind": "mark", "edge": edge, "main_thread": False}, **changes)
+    return mark
+
+
+def with_save(state="withheld", n=2, mark=None, ready=True, open_=True, seen=None, **changes):
+    ev = proven(**{"held_name": "charge", **changes})
+    edge = "before" if state == "withheld" else "after"
+    ev.save_specs = [f"checkpoint-save:{n}:{state}"]
+    ev.saves = [
+        {
+            "name": "checkpoint-save",
+            "n": n,
+            "state": state,
+            "ready": ready,
+            "mark": save_mark(edge) if mark is None else mark,
+            "open": open_ if state == "withheld" else False,
+            "seen": n if seen is None else seen,
+        }
+    ]
+    return ev
+
+
+def test_a_kill_while_the_save_is_withheld_is_judged_on_the_effects():
+    assert judge_kill_mid_tool(with_save()).verdict is Verdict.PASS
+    j = judge_kill_mid_tool(with_save(counts={"charge": 2}))
+    assert j.verdict is Verdict.FAIL and j.message.startswith("effect duplicated")
+
+
+def test_a_kill_after_the_save_landed_is_judged_on_the_effects():
+    assert judge_kill_mid_tool(with_save("landed", n=3)).verdict is Verdict.PASS
+
+
+def test_a_withheld_save_that_had_not_begun_at_the_kill_is_an_error_never_a_verdict():
+    ev = with_save(counts={"charge": 2}, seen=1)
+    ev.saves[0].update(mark=None, ready=False, open=False)
+    j = judge_kill_mid_tool(ev)
+    assert j.verdict is Verdict.ERROR
+    assert j.message.startswith(
+        "checkpoint-save 2 was not withheld at the kill: its save had not begun while charge was held "
+        "(1 'checkpoint-save' save(s) begun within 5s"
+    )
+
+
+def test_a_withheld_save_no_longer_held_at_the_kill_is_an_error():
+    j = judge_kill_mid_tool(with_save(open_=False, ready=False))
+    assert j.verdict is Verdict.ERROR
+    assert j.message == "checkpoint-save 2's withheld save was no longer held when the kill was sent"
+
+
+def test_a_save_that_had_not_landed_at_the_kill_is_an_error_never_a_pass():
+    ev = with_save("landed", n=3, seen=2)
+    ev.saves[0].update(mark=None, ready=False)
+    j = judge_kill_mid_tool(ev)
+    assert j.verdict is Verdict.ERROR
+    assert j.message.startswith("checkpoint-save 3 had not landed when the kill was sent (2 of 3")
+
+
+def test_a_save_marked_outside_the_killed_group_is_an_error():
+    j = judge_kill_mid_tool(with_save(mark=save_mark(group=999)))
+    assert j.verdict is Verdict.ERROR and "outside the killed group 100" in j.message
+
+
+def test_a_save_asked_for_but_not_recorded_is_an_error():
+    ev = with_save()
+    ev.saves = []
+    j = judge_kill_mid_tool(ev)
+    assert j.verdict is Verdict.ERROR and j.message == "--save checkpoint-save:2:withheld was not recorded at the kill"
+
+
+def test_a_save_withheld_on_the_main_thread_names_why_the_run_never_reached_the_tool():
+    ev = with_save(mark=save_mark(main_thread=True), proof=None, calls=[], resume=None)
+    ev.start = Outcome(argv=["a", "start"], returncode=-signal.SIGKILL, timed_out=True)
+    j = judge_kill_mid_tool(ev)
+    assert j.verdict is Verdict.ERROR
+    assert j.message == (
+        "start did not reach the tool within 5s (killed); checkpoint-save 2 was withheld on the process's main "
+        "thread, which held up the run (a save the run waits for cannot be withheld)"
+    )
+
+
+def test_without_saves_asked_for_nothing_is_proven_about_them():
+    assert prove_saves(proven()) is None

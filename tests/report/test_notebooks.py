@@ -197,10 +197,14 @@ def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_int
     assert "FAIL rate [95% CI]" in out.read_text() and "1.00 [0.34, 1.00]" in out.read_text()
 
 
-def test_the_timing_lines_of_the_langgraph_finding_ask_for_20_runs_and_no_other_line_does():
+def test_the_timing_line_of_the_langgraph_finding_asks_for_20_runs_and_its_aimed_lines_for_5():
     wanted = FINDINGS["langgraph-kill-mid-tool"].line_repeats()
+    tool_call_id = {"durability": "async", "key": "tool-call-id"}
     assert wanted == [
-        {"point": "after-effect", "options": {"durability": "async", "key": "none"}, "repeats": 20},
-        {"point": "after-effect", "options": {"durability": "async", "key": "tool-call-id"}, "repeats": 20},
+        {"point": "after-effect", "options": {**tool_call_id, "model_step": "raced"}, "repeats": 20},
+        *(
+            {"point": "after-effect", "options": {**tool_call_id, "model_step": step}, "repeats": 5}
+            for step in ("unsaved", "writes-saved", "saved")
+        ),
     ]
     assert FINDINGS["agent-framework-8292"].line_repeats() == []

@@ -234,3 +234,45 @@ def test_a_sibling_that_runs_only_after_the_held_tool_is_an_error():
     result = run_point(two_tools("sequential"), "before-effect", settings)
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("sibling email never called record_effect while charge was held")
+
+
+def background_saver(how: str) -> Target:
+    return Target(name="agent", argv=(sys.executable, str(AGENTS / "background_saver.py"), how))
+
+
+def test_a_kill_while_a_background_save_is_withheld_fails_every_time():
+    # The plan holding the charge's key is never saved: resume draws a new key and charges again.
+    settings = Settings(timeout=30, saves=(("plan-save", 1, "withheld"),))
+    for _ in range(3):
+        result = run_point(background_saver("background"), "after-effect", settings)
+        assert result.verdict is Verdict.FAIL, (result.message, result.stderr)
+        assert result.evidence["counts"] == {"charge": 2}
+        (save,) = result.evidence["saves"]
+        assert save["ready"] and save["open"] and save["mark"]["main_thread"] is False
+        assert save["mark"]["group"] == result.evidence["proof"]["group"]
+
+
+def test_a_kill_once_the_background_save_landed_passes_every_time():
+    settings = Settings(timeout=30, saves=(("plan-save", 1, "landed"),))
+    for _ in range(3):
+        result = run_point(background_saver("background"), "after-effect", settings)
+        assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+        assert result.evidence["save_specs"] == ["plan-save:1:landed"]
+        assert result.evidence["saves"][0]["mark"]["edge"] == "after"
+
+
+def test_a_save_the_run_waits_for_cannot_be_withheld():
+    settings = Settings(timeout=2, saves=(("plan-save", 1, "withheld"),))
+    result = run_point(background_saver("main-thread"), "after-effect", settings)
+    assert result.verdict is Verdict.ERROR
+    assert result.message.endswith(
+        "plan-save 1 was withheld on the process's main thread, which held up the run "
+        "(a save the run waits for cannot be withheld)"
+    )
+
+
+def test_a_save_the_agent_never_marks_is_an_error():
+    settings = Settings(timeout=2, saves=(("plan-save", 1, "withheld"),))
+    result = run_point(background_saver("unmarked"), "after-effect", settings)
+    assert result.verdict is Verdict.ERROR
+    assert result.message.startswith("plan-save 1 was not withheld at the kill: its save had not begun")

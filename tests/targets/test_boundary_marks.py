@@ -34,6 +34,17 @@ def test_agent_frameworks_checkpoint_saves_are_boundaries():
     assert "effect charge_card:A 1" in labels and "effect charge_card:B 1" in labels
 
 
+def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting_the_input_again():
+    # Nothing of the run was saved: invoke(None, config) would raise EmptyInputError (by design,
+    # langgraph/pregel/_loop.py); the example resubmits its input, as a correct app does (issue 20).
+    pytest.importorskip("langgraph")
+    target = variant("langgraph", durability="sync", key="none")
+    settings = Settings(timeout=120, boundaries=("checkpoint-save 1",))
+    (result,) = suite.run_scenario(target, ["before"], settings=settings)
+    assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+    assert result.evidence["counts"] == {"refund": 1}
+
+
 def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_died_before_saving_it():
     # Issue 20: killed before its state-save, approve recorded nothing; the run is still paused and
     # recover approves paused.json again (a durable approval inbox redelivers), so the refund happens once.

@@ -187,7 +187,10 @@ def approval(
 
 
 INTERRUPTS = "LangGraph does not claim a pending interrupt; every Command(resume=...) re-runs the node"
-LANGGRAPH_6663 = "langchain-ai/langgraph#6663: one interrupt resumed twice"
+DOUBLE_TEXTING = (
+    "runs racing on one thread are not handled by the open-source framework (double texting is an Agent Server feature)"
+)
+LANGGRAPH_6663 = "langchain-ai/langgraph#6663: a second resume of the same interrupted checkpoint runs the node again"
 NODE_AGAIN = "the node that called interrupt() runs again from its start on resume"
 
 
@@ -196,10 +199,11 @@ def test_langgraph_approval_says_every_resume_reruns_the_node_when_two_approvers
     ev = approval("racing-resumers", [1, 1, 1, 1, 0], 4)
     assert notes_on("langgraph-approval", "FAIL", "racing-resumers", ev, variant=variant) == [
         INTERRUPTS,
+        DOUBLE_TEXTING,
         LANGGRAPH_6663,
     ]
     ev = approval("double-resume", [1, 1], 2)
-    assert notes_on("langgraph-approval", "FAIL", "double-resume", ev) == [INTERRUPTS, LANGGRAPH_6663]
+    assert notes_on("langgraph-approval", "FAIL", "double-resume", ev) == [INTERRUPTS, DOUBLE_TEXTING, LANGGRAPH_6663]
 
 
 def test_langgraph_approval_says_the_node_runs_again_when_recover_refunded_a_second_time():

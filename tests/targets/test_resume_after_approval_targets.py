@@ -12,7 +12,13 @@ from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
-from plugpull.targets import BUILT_INS, LANGGRAPH_6663, LANGGRAPH_INTERRUPTS, OPENAI_AGENTS_HITL
+from plugpull.targets import (
+    BUILT_INS,
+    LANGGRAPH_6663,
+    LANGGRAPH_DOUBLE_TEXTING,
+    LANGGRAPH_INTERRUPTS,
+    OPENAI_AGENTS_HITL,
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +48,7 @@ def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(settin
         racing = line["racing-resumers"]
         assert racing.verdict is Verdict.FAIL and racing.evidence["gated"] == 5
         assert racing.evidence["counts"]["refund"] >= 2
-        assert [n["url"] for n in racing.notes] == [LANGGRAPH_INTERRUPTS, LANGGRAPH_6663]
+        assert [n["url"] for n in racing.notes] == [LANGGRAPH_INTERRUPTS, LANGGRAPH_DOUBLE_TEXTING, LANGGRAPH_6663]
         assert line["killed-before-effect"].verdict is Verdict.PASS, line["killed-before-effect"].message
         after = line["killed-after-effect"]
         assert after.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL

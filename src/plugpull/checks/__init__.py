@@ -23,7 +23,7 @@ from plugpull.checks.judgement import (
     last_line,
     prove_held_kill,
 )
-from plugpull.checks.kill_mid_tool import check_clean_run, judge_kill_mid_tool, prove_kill
+from plugpull.checks.kill_mid_tool import check_clean_run, judge_kill_mid_tool, prove_kill, prove_saves
 from plugpull.checks.lost_session_write import judge_items, judge_lost_session_write, prove_probe, prove_store_fault
 from plugpull.checks.resume_after_approval import (
     REFUSED_EXIT,
@@ -71,6 +71,7 @@ __all__ = [
     "last_line",
     "prove_held_kill",
     "prove_kill",
+    "prove_saves",
     "prove_probe",
     "prove_store_fault",
 ]

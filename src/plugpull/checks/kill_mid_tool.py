@@ -15,7 +15,61 @@ def prove_kill(ev: KillEvidence) -> Judgement | None:
     unproven = prove_held_kill("start", ev.start, ev.proof, bool(ev.calls), point, ev.start_timeout)
     if unproven is not None and not ev.calls and ev.start.returncode == 0 and ev.clean and ev.clean.counts:
         return error(f"{unproven.message}; {STATE_OUTSIDE_WORKDIR}", show="start")
-    return unproven or prove_sibling(ev)
+    if unproven is not None:
+        blocking = [s for s in ev.saves if s.get("state") == "withheld" and (s.get("mark") or {}).get("main_thread")]
+        if blocking:
+            # A save the run waits for (LangGraph's durability="sync" put) stops the run when withheld.
+            named = ", ".join(f"{s['name']} {s['n']}" for s in blocking)
+            return error(
+                f"{unproven.message}; {named} was withheld on the process's main thread, which held up the run "
+                "(a save the run waits for cannot be withheld)",
+                show="start",
+            )
+    return unproven or prove_sibling(ev) or prove_saves(ev)
+
+
+def prove_saves(ev: KillEvidence) -> Judgement | None:
+    """With --save: None when every asked-for save stood as asked when the kill was sent.
+
+    "withheld": its N-th "before" mark was held by the provider, from the killed group, and still
+    open at the kill, so that save had not happened; "landed": its N-th "after" mark had arrived,
+    from the killed group, so N such saves had finished. Otherwise the line is not the one asked
+    for: ERROR, never PASS or FAIL (issue 20).
+    """
+    if not ev.save_specs:
+        return None
+    held = ev.held_name or "the held call"
+    group = ev.proof.group if ev.proof is not None else None
+    by_spec = {f"{s['name']}:{s['n']}:{s['state']}": s for s in ev.saves}
+    for spec in ev.save_specs:
+        save = by_spec.get(spec)
+        if save is None:
+            return error(f"--save {spec} was not recorded at the kill", show="start")
+        name, nth, state, mark = save["name"], save["n"], save["state"], save.get("mark")
+        seen = save.get("seen", 0)
+        if state == "withheld":
+            if mark is None:
+                return error(
+                    f"{name} {nth} was not withheld at the kill: its save had not begun while {held} was held "
+                    f"({seen} '{name}' save(s) begun within {ev.start_timeout:g}s; does the target mark it with "
+                    "plugpull.boundary?)",
+                    show="start",
+                )
+            if not save.get("open"):
+                return error(f"{name} {nth}'s withheld save was no longer held when the kill was sent", show="start")
+        else:
+            if mark is None:
+                return error(
+                    f"{name} {nth} had not landed when the kill was sent ({seen} of {nth} '{name}' save(s) "
+                    f"finished within {ev.start_timeout:g}s of {held} being held)",
+                    show="start",
+                )
+        if mark.get("group") != group:
+            return error(
+                f"{name} {nth}'s mark came from process group {mark.get('group')}, outside the killed group {group}",
+                show="start",
+            )
+    return None
 
 
 def prove_sibling(ev: KillEvidence) -> Judgement | None:

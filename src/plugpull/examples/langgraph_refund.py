@@ -17,7 +17,10 @@ Tool variants (what the refund tool passes as the idempotency key):
   API, and skips the call when the file says it is done (a common, broken pattern).
 
 start: ``graph.invoke(input, config, durability=D)``; resume: ``graph.invoke(None, config,
-durability=D)``, LangGraph's own way to continue a thread from its last checkpoint.
+durability=D)``, LangGraph's own way to continue a thread from its last checkpoint. A thread with
+no checkpoint at all (killed before LangGraph wrote the input's) has nothing to continue:
+``invoke(None)`` raises EmptyInputError there by design (langgraph/pregel/_loop.py), so resume
+submits the input again, as a correct app does when nothing of the run was saved.
 """
 
 from __future__ import annotations
@@ -154,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
 
     refund_tool = make_refund_tool(args.variant, workdir, wait_for_checkpoint if args.wait_checkpoint else None)
     graph = build_graph(checkpointer, refund_tool)
-    payload = {"messages": [HumanMessage("Please refund order A-1001.")]} if args.phase == "start" else None
+    request = {"messages": [HumanMessage("Please refund order A-1001.")]}
+    # Resume continues from the last checkpoint; with none saved yet, the run starts over from its input.
+    payload = request if args.phase == "start" or checkpointer.get_tuple(THREAD) is None else None
     final = graph.invoke(payload, THREAD, durability=args.durability)
     answer = final["messages"][-1].content
     record_result({"answer": answer})  # plugpull: the run's outcome, compared with the clean run's

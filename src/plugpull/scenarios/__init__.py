@@ -28,6 +28,8 @@ class Settings:
     racers: int = 5  # resume-after-approval, racing-resumers: approvers started at once
     hold: tuple[str, int] | None = None  # --hold NAME:N: the call a kill point holds; None: the first call
     sibling: tuple[str, str] | None = None  # --sibling NAME:finished|running (provider.SIBLING_STATES)
+    # --save NAME:N:withheld|landed (repeatable, provider.SAVE_STATES): how saves the target marks stand at the kill
+    saves: tuple[tuple[str, int, str], ...] = ()
     boundaries: tuple[str, ...] = ()  # every-boundary --boundary: places, labels or names; () every boundary
     random_kills: int = 0  # every-boundary --random-kills N: N kills at uniformly random moments
     # Runs done once per target and shared by every point and repeat with these settings: the

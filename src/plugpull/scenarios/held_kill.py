@@ -28,6 +28,8 @@ class HeldKill:
     counts_at_kill: dict[str, int] = field(default_factory=dict)
     # --sibling: the other tool's effect call as it stood when SIGKILL was sent (None: none asked for).
     sibling: dict | None = None
+    # --save: each asked-for save as it stood when SIGKILL was sent (provider.saves_at_kill); [] for none.
+    saves: list[dict] = field(default_factory=list)
 
 
 def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: float) -> HeldKill:
@@ -42,8 +44,9 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
     provider = channel.provider
     deadline = time.monotonic() + timeout
     # With a sibling asked for, the held call alone is not enough: the kill also waits for the
-    # sibling's call to be answered ("finished") or held as well ("running").
-    while not (provider.held_event.wait(POLL) and provider.sibling_ready()):
+    # sibling's call to be answered ("finished") or held as well ("running"); with saves asked for,
+    # for each to be withheld (its "before" mark held) or landed (its "after" mark arrived).
+    while not (provider.held_event.wait(POLL) and provider.sibling_ready() and provider.saves_ready()):
         running.tracker.scan()
         if running.poll() is not None or time.monotonic() > deadline:
             break
@@ -51,6 +54,8 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
             time.sleep(POLL)
     call = provider.held
     sibling = sibling_at_kill(provider) if call is not None else None
+    # Also when nothing was held: a save withheld on the main thread is what stops a run short of its tool.
+    saves = provider.saves_at_kill()
     proof, held_name = None, None
     if call is not None:
         # Read by the channel when the call arrived, before the provider could hold it (and so
@@ -90,6 +95,7 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
         held_name=held_name,
         counts_at_kill=provider.counts(),
         sibling=sibling,
+        saves=saves,
     )
 
 

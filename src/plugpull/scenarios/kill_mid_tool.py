@@ -6,6 +6,11 @@ For one kill point: run ``COMMAND start`` with the provider armed to hold the fi
 start's group, wait for the held connection to close; then run ``COMMAND resume`` with
 the provider answering every call, and count effects. Gathers evidence only; the
 verdict is checks.judge_kill_mid_tool's.
+
+With ``--save NAME:N:STATE`` the kill is also aimed at a save the target marks with
+``plugpull.boundary`` (a checkpoint written by a background thread races the kill): "withheld"
+holds that save's "before" mark unanswered until the kill, "landed" waits for its "after" mark
+before the kill. checks.prove_saves turns a save not in that state at the kill into ERROR.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 
 from plugpull import checks
 from plugpull.channel import Channel
+from plugpull.client import BOUNDARIES_ENV
 from plugpull.evidence import CleanRun, KillEvidence, Outcome
 from plugpull.process import Running, reaping
 from plugpull.provider import POINTS
@@ -32,12 +38,13 @@ __all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
 def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
     """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
     killed = kill_at_held_call(channel, running, timeout)
-    ev.start, ev.proof, ev.held_name, ev.counts_at_kill, ev.sibling = (
+    ev.start, ev.proof, ev.held_name, ev.counts_at_kill, ev.sibling, ev.saves = (
         killed.outcome,
         killed.proof,
         killed.held_name,
         killed.counts_at_kill,
         killed.sibling,
+        killed.saves,
     )
 
 
@@ -75,6 +82,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     if settings.hold is None and target.hold is not None:
         # A sibling target's own hold and sibling state; --hold/--sibling replace both.
         settings = replace(settings, hold=target.hold, sibling=target.sibling)
+    if not settings.saves and target.saves:
+        # An aimed target's own saves (issue 20); --save replaces them.
+        settings = replace(settings, saves=target.saves)
     began = time.monotonic()
     ev = KillEvidence(
         point=point,
@@ -83,6 +93,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         resume_timeout=settings.timeout,
         hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
         sibling_spec=None if settings.sibling is None else "{}:{}".format(*settings.sibling),
+        save_specs=["{}:{}:{}".format(*save) for save in settings.saves],
     )
     ev.clean = clean_run(target, settings)
     ev.golden = list(ev.clean.results)
@@ -107,8 +118,11 @@ def run_faulted(
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         channel.phase = "start"
-        channel.provider.arm(point, hold=settings.hold, sibling=settings.sibling)
-        started = settings.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+        channel.provider.arm(point, hold=settings.hold, sibling=settings.sibling, saves=settings.saves)
+        # A save is seen only through the target's boundary marks, which it sends only when asked to
+        # (client.BOUNDARIES_ENV): only start, the phase whose saves are held or waited for.
+        start_env = {**env, BOUNDARIES_ENV: "1"} if settings.saves else env
+        started = settings.spawn([*target.argv, "start"], env=start_env, cwd=settings.cwd)
         spawned.append(started)
         run_start(channel, started, ev, settings.timeout)
         if checks.prove_kill(ev) is None:

@@ -48,6 +48,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         start_timeout=settings.timeout,
         resume_timeout=settings.timeout,
         hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
+        save_specs=["{}:{}:{}".format(*save) for save in settings.saves],
     )
     ev.clean = clean_run(target, settings)
     ev.clean_resume = clean_run(replace(target, argv=target.resume_argv), settings)

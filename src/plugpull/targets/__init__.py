@@ -45,6 +45,9 @@ class Target:
     # call's state at the kill, unless --hold/--sibling say otherwise.
     hold: tuple[str, int] | None = None
     sibling: tuple[str, str] | None = None
+    # kill-mid-tool aimed at a background save (issue 20): (NAME, N, "withheld"|"landed") each, the
+    # target's own --save (provider.SAVE_STATES); --save replaces them.
+    saves: tuple[tuple[str, int, str], ...] = ()
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -108,6 +111,27 @@ LANGGRAPH_REFUNDED_AGAIN = refunded_again(
 DBOS_STEPS = "https://docs.dbos.dev/explanations/how-workflows-work"
 
 
+# With durability="async" LangGraph writes every checkpoint and every task's pending writes from a
+# background executor while the next step runs (langgraph/pregel/_loop.py: after_tick submits
+# _checkpointer_put_after_previous, put_writes submits checkpointer.put_writes). The model's tool call
+# survives a kill when either the checkpoint after the model step or the model task's pending writes
+# (attached to the checkpoint before it) are on disk. The example's MarkedSqliteSaver marks each put
+# "checkpoint-save" (1: the input, step -1; 2: before the model step, step 0; 3: after it, step 1; each
+# put waits for the one before, so the numbering is the same in every run) and each put_writes
+# "pending-writes" (1: the input's, 2: the model task's, in either order). The aimed lines hold them
+# (issue 20): how the model step's saves stand at the kill, per option value.
+LANGGRAPH_MODEL_STEP: dict[str, tuple[tuple[str, int, str], ...]] = {
+    # Nothing held: the background writer races the kill.
+    "raced": (),
+    # Checkpoint 2 withheld: it and every later checkpoint are unwritten and the model task's pending
+    # writes point at a checkpoint that never lands, so nothing of the model step is durable.
+    "unsaved": (("checkpoint-save", 2, "withheld"),),
+    # Checkpoint 3 withheld, both pending writes landed: only the model task's pending writes keep its call.
+    "writes-saved": (("checkpoint-save", 3, "withheld"), ("pending-writes", 2, "landed")),
+    # The checkpoint after the model step landed before the kill.
+    "saved": (("checkpoint-save", 3, "landed"),),
+}
+
 _LANGGRAPH = BuiltIn(
     name="langgraph",
     module="langgraph",
@@ -123,17 +147,26 @@ _LANGGRAPH = BuiltIn(
         for durability in ("sync", "async")
     )
     # The tool passes LangGraph's tool call id as its idempotency key: the provider dedupes a re-run
-    # only if the model's message that made the call was checkpointed before the kill, which with
-    # durability="async" is a matter of timing (docs/stability.md; a timing line of the
-    # langgraph-kill-mid-tool finding, judged by its FAIL rate).
+    # only if the model's tool call was saved before the kill, which with durability="async" is a matter
+    # of timing (model_step=raced: a timing line of the langgraph-kill-mid-tool finding, judged by its FAIL
+    # rate), unless the kill is aimed at the background writer's saves (LANGGRAPH_MODEL_STEP).
+    + (
+        Target(
+            name="langgraph",
+            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", "sync"),
+            framework="langgraph",
+            options={"durability": "sync", "key": "tool-call-id"},
+        ),
+    )
     + tuple(
         Target(
             name="langgraph",
-            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", durability),
+            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", "async"),
             framework="langgraph",
-            options={"durability": durability, "key": "tool-call-id"},
+            options={"durability": "async", "key": "tool-call-id", "model_step": model_step},
+            saves=saves,
         )
-        for durability in ("sync", "async")
+        for model_step, saves in LANGGRAPH_MODEL_STEP.items()
     ),
 )
 
@@ -218,10 +251,12 @@ _AGENT_FRAMEWORK = BuiltIn(
 )
 
 # resume-after-approval. LangGraph docs, "Interrupts": on resume the node that called
-# interrupt() runs again from its start, and nothing claims a pending interrupt, so side
-# effects after an approval must be idempotent; langchain-ai/langgraph#6663 shows one interrupt
-# resumed twice with different values.
+# interrupt() runs again from its start, and nothing claims a pending interrupt; concurrent runs on one
+# thread are handled only by the Agent Server ("Double texting": not in the open-source framework).
+# langchain-ai/langgraph#6663 (closed, labelled bug): a second Command(resume=...) on the same interrupted
+# checkpoint runs the node again, with the first resume's value.
 LANGGRAPH_INTERRUPTS = "https://docs.langchain.com/oss/python/langgraph/interrupts"
+LANGGRAPH_DOUBLE_TEXTING = "https://docs.langchain.com/langsmith/double-texting"
 LANGGRAPH_6663 = "https://github.com/langchain-ai/langgraph/issues/6663"
 
 _TWO_APPROVERS = "2 or more approve processes ran the approved tool"
@@ -233,7 +268,14 @@ LANGGRAPH_APPROVAL_NOTES = (
         holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
     ),
     Note(
-        text="langchain-ai/langgraph#6663: one interrupt resumed twice",
+        text="runs racing on one thread are not handled by the open-source framework (double texting is an Agent "
+        "Server feature)",
+        url=LANGGRAPH_DOUBLE_TEXTING,
+        condition=_TWO_APPROVERS,
+        holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
+    ),
+    Note(
+        text="langchain-ai/langgraph#6663: a second resume of the same interrupted checkpoint runs the node again",
         url=LANGGRAPH_6663,
         condition=_TWO_APPROVERS,
         holds=lambda r: n.approvers_that_ran_the_tool(r) >= 2,
@@ -336,20 +378,40 @@ _FASTAIAGENT = BuiltIn(
 # Issue 15: one refund tool per framework, once with no idempotency key (what the framework's own
 # recovery does shows) and once with the key a user of that framework would reach for (a value the
 # framework saved before the tool ran: a finished task's or step's output, the model's function call id).
+# The functional target's draft task result, "pending-writes 1" (the first task to finish), per option value.
+LANGGRAPH_DRAFT: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "raced": (),  # nothing held: the background put_writes races the kill
+    "unsaved": (("pending-writes", 1, "withheld"),),  # held back: resume runs the draft again (a new key)
+    "saved": (("pending-writes", 1, "landed"),),  # on disk before the kill: resume replays the saved draft
+}
+
 _LANGGRAPH_FUNCTIONAL = BuiltIn(
     name="langgraph-functional",
     module="langgraph",
     extra="langgraph",
-    variants=tuple(
+    variants=(
         Target(
             name="langgraph-functional",
-            argv=python_module("plugpull.targets.langgraph_functional", "--key", key),
+            argv=python_module("plugpull.targets.langgraph_functional", "--key", "none"),
             framework="langgraph",
-            options={"api": "functional", "key": key},
+            options={"api": "functional", "key": "none"},
             result_ignore=("request_id",),
             notes=(LANGGRAPH_REFUNDED_AGAIN,),
+        ),
+    )
+    # The key is the request id drawn in the finished draft task, saved by a background put_writes
+    # while the refund task runs (langgraph_functional's docstring): raced, or the kill aimed at it.
+    + tuple(
+        Target(
+            name="langgraph-functional",
+            argv=python_module("plugpull.targets.langgraph_functional", "--key", "checkpointed"),
+            framework="langgraph",
+            options={"api": "functional", "key": "checkpointed", "draft": draft},
+            result_ignore=("request_id",),
+            notes=(LANGGRAPH_REFUNDED_AGAIN,),
+            saves=saves,
         )
-        for key in ("none", "checkpointed")
+        for draft, saves in LANGGRAPH_DRAFT.items()
     ),
 )
 

@@ -16,7 +16,14 @@ finished task is the idempotency key) the resumed run reuses the saved draft and
 provider sees one refund, but only if the finished task really is replayed from the checkpoint.
 
 start: ``workflow.invoke(message, config)``; resume: ``workflow.invoke(None, config)``, the
-documented way to continue a thread from its last checkpoint. The final answer is printed last.
+documented way to continue a thread from its last checkpoint (or the message again when the thread has
+no checkpoint yet: ``invoke(None)`` raises EmptyInputError there). The final answer is printed last.
+
+A finished task's result is saved by ``put_writes``, which LangGraph submits to a background executor
+whatever the durability (langgraph/pregel/_loop.py, ``put_writes``), while the next task already runs:
+whether the draft is on disk when the refund is killed is a race. The checkpointer marks its writes
+(MarkedSqliteSaver, as in plugpull.examples.langgraph_refund: "pending-writes 1" is the draft's, the first
+task to finish), so kill-mid-tool can hold that write back or wait for it (the target's ``draft`` option).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.func import entrypoint, task
 
-from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
+from plugpull.client import WORKDIR_ENV, announce, boundary, record_effect, record_result  # plugpull
 
 THREAD = {"configurable": {"thread_id": "refund-A-1001"}}
 MESSAGE = "Please refund order A-1001, 19.99 USD."
@@ -59,6 +66,23 @@ def refund(draft: dict) -> str:
     return f"refunded {draft['cents']} cents on order {draft['order_id']} ({draft['request_id']})"
 
 
+class MarkedSqliteSaver(SqliteSaver):
+    """LangGraph's SqliteSaver with each write marked as a boundary (it still does the saving).
+
+    The example's saver (plugpull.examples.langgraph_refund) is not imported: that module imports
+    langgraph.prebuilt, which a functional-API app does not need and which some locks cannot import
+    (langgraph 1.0.10 with langgraph-prebuilt 1.0.13: ``ExecutionInfo`` missing from langgraph.runtime).
+    """
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        with boundary("checkpoint-save"):  # plugpull
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        with boundary("pending-writes"):  # plugpull
+            return super().put_writes(config, writes, task_id, task_path)
+
+
 def build(checkpointer: SqliteSaver):
     @entrypoint(checkpointer=checkpointer)
     def refund_workflow(message: str) -> str:
@@ -80,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     announce(framework="langgraph", version=importlib.metadata.version("langgraph"))  # plugpull
     workdir = Path(os.environ.get(WORKDIR_ENV, "."))
     conn = sqlite3.connect(workdir / "checkpoints.sqlite", check_same_thread=False)
-    workflow = build(SqliteSaver(conn))
-    payload = MESSAGE if args.phase == "start" else None
+    checkpointer = MarkedSqliteSaver(conn)
+    workflow = build(checkpointer)
+    # Resume continues the thread; with nothing saved yet, the run starts over from its message.
+    payload = MESSAGE if args.phase == "start" or checkpointer.get_tuple(THREAD) is None else None
     final = workflow.invoke(payload, THREAD, durability=args.durability)
     # The request id is drawn per run by design (the target ignores it: Target.result_ignore).
     answer, _, request_id = final.rpartition(" (")

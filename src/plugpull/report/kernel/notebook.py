@@ -399,7 +399,8 @@ def run_map(
     from plugpull.scenarios.every_boundary import as_every_boundary
     from plugpull.suite import plan, run_plan
 
-    mapped = [as_every_boundary(t) for t in targets]
+    # Variants aimed at a save run the same command as their unaimed sibling (see cli.select_boundary_targets).
+    mapped = [as_every_boundary(t) for t in targets if not t.saves]
     settings = Settings(timeout=timeout, boundaries=tuple(boundaries or ()))
     began = time.monotonic()
     if fork_server:
