@@ -116,7 +116,9 @@ def build_parser() -> Parser:
         "findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json} (never replacing one) and docs/results.md; "
         "the other subcommands read, check, merge and publish those records.",
         epilog="With no subcommand, `plugpull report [options]` is `plugpull report run [options]`. "
-        "`plugpull report SUBCOMMAND --help` shows each one's options. docs/report.md has the details.",
+        "`plugpull report SUBCOMMAND --help` shows each one's options. The flags these subcommands replace "
+        f"({', '.join(ALIASES)}) still work for one release and say what to type instead. "
+        "docs/report.md has the details.",
     )
     common = Parser(add_help=False)
     common.add_argument("--root", type=Path, metavar="DIR", help="repository root (default: found from the cwd)")
