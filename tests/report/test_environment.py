@@ -1,6 +1,6 @@
 """The source stamp that lets a sweep skip reinstalling plugpull into a cached pin-set environment."""
 
-from plugpull.report.environment import source_digest
+from plugpull.report.harness.environment import source_digest
 
 
 def test_the_source_digest_changes_with_any_source_file_and_ignores_bytecode(tmp_path):

@@ -5,11 +5,11 @@ to ``findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json}``: a run that is inte
 half files, and the scratch directory (kernel cwd, TMPDIR, Jupyter runtime) is always removed.
 Records are append-only: a rerun adds files under a new run id and never replaces one (docs/DECISIONS.md).
 After the notebook, the witnesses of the claims that cover the record (framework-only scripts,
-report/witness.py) run in the same environment and their output goes into the record, with the load
+report/harness/witness.py) run in the same environment and their output goes into the record, with the load
 average at the start and end of the job. Before the HTML is rendered, a cell is put at the top of the
 executed notebook saying whether the finding reproduced on this version, judged from the record against
 finding.toml's claims with each witness beside its line, and listing the earlier runs of the pin set with
-theirs (report/claims.py, report/history.py).
+theirs (report/kernel/claims.py, report/harness/history.py).
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import environment, execution, history, record, witness
-from plugpull.report.environment import KernelEnv
-from plugpull.report.finding import FINDINGS_DIR, Finding, PinSet
+from plugpull.report.harness import environment, history, ipynb, witness
+from plugpull.report.harness.environment import KernelEnv
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding, PinSet
+from plugpull.report.kernel import record, versions
 from plugpull.results import SCHEMA, redact
 
 #: Parameters plugpull report sets itself; -p cannot override them. ``from_python`` only for an
@@ -52,7 +53,7 @@ class Outcome:
     verdicts: dict[str, int] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
     status: str | None = None  # the record judged against the finding's claims (claims.overall)
-    worker: str | None = None  # the Dask worker that ran it (report/executor.py); None when run here
+    worker: str | None = None  # the Dask worker that ran it (report/harness/executors.py); None when run here
 
 
 def plugpull_commit(root: Path) -> str | None:
@@ -130,26 +131,26 @@ def run(
         if pin.start is not None:
             parameters["from_python"] = str(env.start_python) if env is not None and env.start_python else None
         if env is not None:
-            nb_run = execution.execute(finding.notebook, notebook_out, env, parameters, scratch)
+            nb_run = ipynb.execute(finding.notebook, notebook_out, env, parameters, scratch)
             outcome.phases.update(nb_run.phases)
             outcome.error = nb_run.error
         else:
-            execution.placeholder(notebook_out, outcome.error or "")
+            ipynb.placeholder(notebook_out, outcome.error or "")
         _redact_file(notebook_out)
 
         doc = _load_record(record_out) if outcome.error is None else None
         if doc is None:
             outcome.error = outcome.error or "the notebook finished without writing its run record"
-            versions = environment.versions_in(env.python, [*finding.frameworks, "plugpull"]) if env else {}
+            found = versions.installed_in(env.python, [*finding.frameworks, "plugpull"]) if env else {}
             # With several frameworks, the one this pin set installs names the record.
-            framework = next((f for f in finding.frameworks if versions.get(f)), finding.framework)
+            framework = next((f for f in finding.frameworks if found.get(f)), finding.framework)
             extra = {}
             if pin.start is not None:  # an upgrade pair: both releases, read inside each environment
-                started = environment.versions_in(env.start_python, [framework]) if env and env.start_python else {}
+                started = versions.installed_in(env.start_python, [framework]) if env and env.start_python else {}
                 extra["upgrade"] = {
                     "framework": framework,
                     "from": started.get(framework),
-                    "to": versions.get(framework),
+                    "to": found.get(framework),
                 }
             doc = record.build(
                 finding=finding.id,
@@ -157,7 +158,7 @@ def run(
                 date=started_at.date().isoformat(),
                 started_at=started_at.isoformat(timespec="seconds"),
                 finished_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                versions={**versions, "plugpull_commit": commit},
+                versions={**found, "plugpull_commit": commit},
                 framework=framework,
                 parameters={k: v for k, v in parameters.items() if k not in ("pin", "results_path", "from_python")},
                 results=[],
@@ -187,9 +188,9 @@ def run(
         judged = history.judge(finding, doc)
         outcome.status = judged.status
         earlier = history.runs(out_root, finding, pin.name)
-        execution.put_top_cell(notebook_out, history.top_cell(finding, doc, judged, earlier))
+        ipynb.put_top_cell(notebook_out, history.top_cell(finding, doc, judged, earlier))
         html_out = scratch / f"{pin.name}.html"
-        outcome.phases["nbconvert"] = execution.render_html(notebook_out, html_out)
+        outcome.phases["nbconvert"] = ipynb.render_html(notebook_out, html_out)
         _redact_file(html_out)
 
         outcome.phases["scenario"] = float(doc.get("scenario_seconds") or 0.0)

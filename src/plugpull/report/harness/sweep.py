@@ -1,11 +1,12 @@
-"""``plugpull report --sweep FINDING``: a finding over every release of its framework in a range.
+"""``plugpull report sweep FINDING``: a finding over every release of its framework in a range.
 
-1. The package index lists the releases (``pip index versions``: the index's own answer, no HTML scraping),
-   filtered by the PEP 440 range of ``--versions`` (pre-releases left out).
+1. The configured package index lists the releases and their upload times (its JSON simple API, PEP 691 and
+   700: report/harness/package_index.py), filtered by the PEP 440 range of ``--versions`` (pre-releases left
+   out). An index that dates none of them is bad input: step 2 needs the dates.
 2. Each release gets a hash-locked pin set beside the hand-written ones, ``pins/<dist>-<version>.{in,txt}``:
    the finding's newest ``.in`` with the framework's pin changed and its siblings' bounds dropped, marked
    generated in its header, compiled
-   with ``uv pip compile --generate-hashes --exclude-newer <upload time + 1 day>``. Resolving as of the
+   with ``uv pip compile --generate-hashes --exclude-newer <upload time + 1 day>`` against the same index. Resolving as of the
    release keeps its siblings from that time too: today's ``langgraph-prebuilt`` imports names an old
    ``langgraph`` lacks, so a plain resolve would measure a broken install, not the release
    (https://docs.astral.sh/uv/reference/cli/#uv-pip-compile--exclude-newer). A release that already has a
@@ -13,7 +14,7 @@
 3. Each release runs through the same pipeline as ``plugpull report`` (one record per run, append-only). A
    release that does not resolve or install is recorded like any failed environment: a record with ``error``
    saying why ("cannot run"), and the sweep goes on.
-4. ``--bisect`` runs the releases :func:`plugpull.report.flips.next_probe` asks for, reusing the newest
+4. ``--bisect`` runs the releases :func:`plugpull.report.harness.flips.next_probe` asks for, reusing the newest
    existing record of a release's pin set, until every flip is between two neighbouring measured releases.
 
 The releases the index listed are kept in ``findings/<id>/sweep.json`` so the generated pages can tell a
@@ -28,18 +29,17 @@ import re
 import shutil
 import subprocess
 import sys
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import flips, history
-from plugpull.report.finding import GENERATED_MARK, Finding, FindingError, PinSet
+from plugpull.report.harness import flips, history, package_index
+from plugpull.report.harness.finding import GENERATED_MARK, Finding, FindingError, PinSet
+from plugpull.report.kernel import versions as version_rule
 
 GENERATED = GENERATED_MARK
 SWEEP_FILE = "sweep.json"
-INDEX_JSON = "https://pypi.org/pypi/{name}/json"
 # Siblings published with a release (langgraph and langgraph-prebuilt, ...) land within hours of it.
 RELEASE_SLACK = dt.timedelta(days=1)
 
@@ -51,74 +51,38 @@ class SweepError(FindingError):
 # --- the index ---------------------------------------------------------------------------------
 
 
-def _pip() -> list[str]:
-    """A pip to ask the index with: the one on PATH, else uv's (``uv tool run pip``)."""
-    found = shutil.which("pip3") or shutil.which("pip")
-    if found:
-        return [found]
-    uv = shutil.which("uv")
-    if uv is None:
-        raise SweepError("--sweep asks the package index through pip or uv; neither is on PATH")
-    return [uv, "tool", "run", "pip"]
-
-
-def parse_index_versions(text: str) -> list[str]:
-    """The versions in ``pip index versions`` output ("Available versions: 1.2, 1.1, ...")."""
-    for line in text.splitlines():
-        if line.startswith("Available versions:"):
-            return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
-    return []
-
-
-def select(versions: Sequence[str], spec: str) -> list[str]:
-    """The final releases in the PEP 440 range ``spec``, oldest first."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
+def select(releases: Sequence[str], spec: str) -> list[str]:
+    """The final releases in the PEP 440 range ``spec``, oldest first: pre- and dev releases are left out (a
+    sweep measures what an unpinned install gets; a pin set names a pre-release by hand)."""
     try:
-        wanted = SpecifierSet(spec)
-    except InvalidSpecifier:
-        raise SweepError(f"--versions {spec!r} is not a PEP 440 range like '>=0.20' or '>=1.0,<2'") from None
-    parsed = []
-    for text in versions:
-        try:
-            version = Version(text)
-        except InvalidVersion:
-            continue
-        if not version.is_prerelease and not version.is_devrelease and version in wanted:
-            parsed.append(version)
-    return [str(v) for v in sorted(set(parsed))]
+        wanted = version_rule.specifier(spec)
+    except version_rule.RangeError as exc:
+        raise SweepError(f"--versions: {exc}") from None
+    parsed = {v for v in map(version_rule.parse, releases) if v is not None and not v.is_prerelease and v in wanted}
+    return [str(v) for v in sorted(parsed)]
 
 
-def released_versions(package: str, spec: str) -> list[str]:
-    select([], spec)  # a range that does not parse is bad input before the index is asked
-    argv = [*_pip(), "index", "versions", package, "--disable-pip-version-check"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    found = parse_index_versions(proc.stdout)
-    if proc.returncode != 0 or not found:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
-        raise SweepError(f"the package index lists no releases of {package!r}: {tail[0]}")
-    chosen = select(found, spec)
+def listed(package: str, spec: str, index: package_index.Index) -> tuple[package_index.Project, list[str]]:
+    """``package``'s page on ``index`` and its releases in ``spec``; SweepError (one line) when the range is not
+    PEP 440 (before the index is asked), the index cannot list them, none is in the range, or the index dates
+    none of them (PEP 700 ``upload-time``: each release is resolved as of its upload day, step 2)."""
+    select([], spec)
+    try:
+        project = index.project(package)
+    except package_index.IndexProblem as exc:
+        raise SweepError(str(exc)) from None
+    chosen = select(project.versions, spec)
     if not chosen:
-        raise SweepError(f"no release of {package} in {spec!r} (the index lists {', '.join(found[:5])}, ...)")
-    return chosen
-
-
-_RELEASES: dict[str, dict[str, Any]] = {}
-
-
-def upload_time(package: str, version: str) -> dt.datetime:
-    """When the release's first file was uploaded, from the index's JSON API (one request per package)."""
-    if package not in _RELEASES:
-        try:
-            with urllib.request.urlopen(INDEX_JSON.format(name=package), timeout=60) as response:
-                _RELEASES[package] = json.load(response).get("releases") or {}
-        except (OSError, ValueError) as exc:
-            raise SweepError(f"the index's JSON API gives no release dates for {package}: {exc}") from None
-    stamps = [f["upload_time_iso_8601"] for f in _RELEASES[package].get(version) or [] if f.get("upload_time_iso_8601")]
-    if not stamps:
-        raise SweepError(f"the index gives no upload time for {package} {version}")
-    return min(dt.datetime.fromisoformat(s.replace("Z", "+00:00")) for s in stamps)
+        newest = sorted(project.versions, key=version_rule.sort_key)[-5:]
+        raise SweepError(
+            f"no release of {package} in {spec!r} on {index.shown} (its newest: {', '.join(newest) or 'none'})"
+        )
+    if not any(v in project.uploaded for v in chosen):
+        raise SweepError(
+            f"{index.shown} gives no upload time (PEP 700 upload-time) for {package}'s releases: a sweep resolves "
+            "each release as of its upload day; use an index that serves them (https://pypi.org/simple/ does)"
+        )
+    return project, chosen
 
 
 # --- pin sets ----------------------------------------------------------------------------------
@@ -148,14 +112,12 @@ def pin_versions(finding: Finding, package: str) -> dict[str, PinSet]:
 
 def template(finding: Finding, package: str) -> Path:
     """The ``.in`` a generated pin set copies: the finding's newest hand-written one that pins ``package``."""
-    from packaging.version import Version
-
     candidates = []
     for pin in finding.pins:
         source = pin.requirements.with_suffix(".in")
         version = pinned_version(source, package)
         if version is not None and not source.read_text().startswith(GENERATED):
-            candidates.append((Version(version), source))
+            candidates.append((version_rule.sort_key(version), source))
     if not candidates:
         raise SweepError(f"finding {finding.id!r} has no pins/*.in that pins {package}==...: nothing to copy")
     return max(candidates)[1]
@@ -167,7 +129,7 @@ def in_text(source: str, package: str, version: str, cutoff: dt.datetime, releas
     lines = [
         f"{GENERATED}: {package}=={version}, resolved with --exclude-newer "
         f"{cutoff.isoformat(timespec='seconds')} (released {released.isoformat(timespec='seconds')}, plus one day).",
-        "# Do not edit: `plugpull report --sweep` writes it; a hand-written pin set has no such header.",
+        "# Do not edit: `plugpull report sweep` writes it; a hand-written pin set has no such header.",
     ]
     for line in source.splitlines():
         if line.startswith("#"):
@@ -204,8 +166,16 @@ def pin_name(package: str, version: str) -> str:
     return f"{package}-{version}"
 
 
-def generate(finding: Finding, package: str, version: str, *, released: dt.datetime) -> Generated:
-    """The pin set of ``package==version``: the existing one, or a new generated .in + hash-locked .txt."""
+def generate(
+    finding: Finding,
+    package: str,
+    version: str,
+    *,
+    released: dt.datetime,
+    index: package_index.Index | None = None,
+) -> Generated:
+    """The pin set of ``package==version``: the existing one, or a new generated .in + hash-locked .txt,
+    compiled against ``index`` (default: the configured one) as of ``released`` plus a day."""
     existing = pin_versions(finding, package).get(version)
     if existing is not None:
         return Generated(existing, version, reused=True)
@@ -215,6 +185,7 @@ def generate(finding: Finding, package: str, version: str, *, released: dt.datet
     cutoff = released + RELEASE_SLACK
     (pins / f"{name}.in").write_text(in_text(source.read_text(), package, version, cutoff, released))
     lock = pins / f"{name}.txt"
+    index = index if index is not None else package_index.configured(start=finding.root)
     proc = subprocess.run(
         [
             shutil.which("uv") or "uv",
@@ -232,6 +203,7 @@ def generate(finding: Finding, package: str, version: str, *, released: dt.datet
             f"{name}.txt",
         ],
         cwd=pins,
+        env=index.uv_environment(),
         capture_output=True,
         text=True,
     )
@@ -317,9 +289,12 @@ def read_sweep(finding: Finding) -> dict[str, Any] | None:
         return None
 
 
-def write_sweep(finding: Finding, package: str, spec: str, versions: list[str], bisect: bool) -> None:
+def write_sweep(
+    finding: Finding, package: str, spec: str, versions: list[str], bisect: bool, index: str | None = None
+) -> None:
     data = {
         "framework": package,
+        "index": index,
         "versions_range": spec,
         "bisect": bisect,
         "listed": dt.datetime.now(dt.timezone.utc).date().isoformat(),
@@ -344,21 +319,25 @@ def run(
     spec: str,
     bisect: bool,
     run_pin: Callable[[PinSet, str | None], None],
+    project: package_index.Project,
+    versions: list[str],
     say: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
-    versions: list[str] | None = None,
     only_missing: bool = False,
 ) -> list[flips.Flip]:
-    """Sweep ``finding`` over the releases in ``spec``; ``run_pin(pin, error)`` runs one pin set through the
-    report pipeline (with ``error`` set when the pin set could not be made: a cannot-run record)."""
+    """Sweep ``finding`` over ``versions`` (the releases of ``project``, the index's page of the finding's
+    framework, in ``spec``: :func:`listed`); ``run_pin(pin, error)`` runs one pin set through the report
+    pipeline (with ``error`` set when the pin set could not be made: a cannot-run record)."""
     package = finding.framework
-    versions = versions if versions is not None else released_versions(package, spec)
-    say(f"sweep {finding.id}: {len(versions)} release(s) of {package} in {spec!r}: {', '.join(versions)}")
-    write_sweep(finding, package, spec, versions, bisect)
+    say(
+        f"sweep {finding.id}: {len(versions)} release(s) of {package} in {spec!r} on {project.index.shown}: "
+        + ", ".join(versions)
+    )
+    write_sweep(finding, package, spec, versions, bisect, project.index.shown)
 
     def step(version: str) -> None:
         try:
-            made = generate(finding, package, version, released=upload_time(package, version))
-        except (OSError, SweepError) as exc:
+            made = generate(finding, package, version, released=project.upload_time(version), index=project.index)
+        except (OSError, SweepError, package_index.IndexProblem) as exc:
             name = pin_name(package, version)
             made = Generated(PinSet(name, finding.directory / "pins" / f"{name}.txt"), version, False, str(exc))
         how = "existing pin set" if made.reused else "generated pin set"
@@ -398,6 +377,6 @@ def run(
 
 def _refresh(finding: Finding, package: str):
     """Records on disk now (the finding reloaded: a generated pin set joins it)."""
-    from plugpull.report.finding import load_finding
+    from plugpull.report.harness.finding import load_finding
 
     return measured(load_finding(finding.directory, finding.root), package)

@@ -17,11 +17,11 @@ verdict (and where it matters the effect counts), or for a line marked ``timing`
 Each claim that expects a FAIL names its **kind** (``bug``, ``documented``, ``app``, ``expected``) with
 its support (``because``, ``quote``, ``issue``, ``searched``, ``alternative``, ``witness``), on the
 ``[[claims]]`` table or on one ``expect`` entry (which overrides the table's, field by field).
-:func:`policy` lists what ``report --check`` requires of them; :func:`judge_witnesses` compares the
+:func:`policy` lists what ``report check`` requires of them; :func:`judge_witnesses` compares the
 framework-only witness scripts' output stored in a record (``witnesses``) with the harness's lines.
 
-Pure and standard library only: the harness imports it for ``report --check`` and ``--regenerate``,
-and the kernel for the run's per-line repeats.
+Pure: the standard library and the version rule (report/kernel/versions.py: PEP 440 through ``packaging``).
+The harness imports it for ``report check`` and ``regenerate``, the kernel for the run's per-line repeats.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from plugpull.report.kernel import versions as version_rule
 
 REPRODUCES, DOES_NOT_REPRODUCE, COULD_NOT_RUN = "reproduces", "does not reproduce", "could not run"
 INCONCLUSIVE = "inconclusive"
@@ -50,51 +52,6 @@ NO_CLAIM_MARK = "–"
 
 class ClaimError(ValueError):
     """A claim in finding.toml that cannot be used: bad input, reported as one line."""
-
-
-# --- versions -------------------------------------------------------------------------------
-
-_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([0-9][0-9A-Za-z.+-]*)\s*$")
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """``"1.20.0"`` -> ``(1, 20, 0)``; trailing zeros dropped so 1.20 == 1.20.0; a pre-release
-    suffix (``1.20.0rc1``) counts as its release: pin sets here are releases."""
-    parts = []
-    for part in version.split("+")[0].split("."):
-        digits = re.match(r"\d+", part)
-        if digits is None:
-            break
-        parts.append(int(digits.group()))
-        if digits.group() != part:
-            break
-    while parts and parts[-1] == 0:
-        parts.pop()
-    return tuple(parts)
-
-
-def parse_range(spec: str) -> list[tuple[str, tuple[int, ...]]]:
-    """``">=1.18, <1.20"`` -> clauses; raises ClaimError on anything else."""
-    clauses = []
-    for text in spec.split(","):
-        match = _CLAUSE.match(text)
-        if match is None:
-            raise ClaimError(f"version range {spec!r}: {text.strip()!r} is not like '>=1.20' or '<1.20.0'")
-        clauses.append((match.group(1), version_key(match.group(2))))
-    return clauses
-
-
-def in_range(version: str, spec: str) -> bool:
-    key = version_key(version)
-    ops = {
-        ">=": key.__ge__,
-        "<=": key.__le__,
-        ">": key.__gt__,
-        "<": key.__lt__,
-        "==": key.__eq__,
-        "!=": key.__ne__,
-    }
-    return all(ops[op](bound) for op, bound in parse_range(spec))
 
 
 # --- rates --------------------------------------------------------------------------------
@@ -144,7 +101,7 @@ class Witness:
     repeats: int = 1
     timeout: float = 300.0
     # Distributions it imports besides the framework (e.g. "langgraph-checkpoint-sqlite", "google-adk[sqlite]"),
-    # no versions: a bundle locks them at the pin set's versions (report/bundle.py).
+    # no versions: a bundle locks them at the pin set's versions (report/harness/bundle.py).
     requires: tuple[str, ...] = ()
 
 
@@ -208,7 +165,7 @@ class Expectation:
     def covers(self, pin: str, version: str | None) -> bool:
         if self.pins:
             return pin in self.pins
-        return version is not None and self.versions is not None and in_range(version, self.versions)
+        return version is not None and self.versions is not None and version_rule.in_range(version, self.versions)
 
     def describe(self) -> str:
         parts = [self.verdict] if self.verdict else []
@@ -317,7 +274,7 @@ def _witness(value: Any, where: str) -> Witness:
         raise ClaimError(f"{at}: unknown key {sorted(unknown)[0]!r}")
     script = value.get("script")
     # Relative to the finding's folder; "../other-finding/witness/x.py" shares another finding's witness (as
-    # pin sets share locks). Where it lands is checked against findings/ when it is run and by --check.
+    # pin sets share locks). Where it lands is checked against findings/ when it is run and by check.
     if not isinstance(script, str) or not script.endswith(".py") or script.startswith(("/", "~")) or "\\" in script:
         raise ClaimError(f"{at}: script is a .py path relative to the finding's folder, like 'witness/x.py'")
     args = value.get("args", [])
@@ -343,7 +300,7 @@ _DIST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._-]+(,[A-Za-z0-9._
 
 def _support(data: dict[str, Any], where: str) -> Support:
     """The kind and support fields of a claim table or expect entry (types and values only: what a
-    finding must give for each kind is :func:`policy`'s, so ``report --check`` lists all of it at once)."""
+    finding must give for each kind is :func:`policy`'s, so ``report check`` lists all of it at once)."""
     kind = data.get("kind")
     if kind is not None and kind not in KINDS:
         raise ClaimError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -380,9 +337,12 @@ def _expectation(data: Any, where: str, timing: bool, claimed: Support = Support
     if bool(pins) == (versions is not None):
         raise ClaimError(f"{where}: give either pins = [...] or versions = '>=x', not both or neither")
     if versions is not None:
-        if not isinstance(versions, str):
-            raise ClaimError(f"{where}: versions is a string like '>=1.20'")
-        parse_range(versions)
+        if not isinstance(versions, str) or not versions.strip():
+            raise ClaimError(f"{where}: versions is a PEP 440 range like '>=1.20' or '~=1.2'")
+        try:
+            version_rule.specifier(versions)
+        except version_rule.RangeError as exc:
+            raise ClaimError(f"{where}: {exc}") from None
     if not isinstance(pins, list) or not all(isinstance(p, str) for p in pins):
         raise ClaimError(f"{where}: pins is a list of pin-set names")
     verdict, fail_rate = data.get("verdict"), data.get("fail_rate")
@@ -726,7 +686,7 @@ def summary(judgements: list[LineJudgement], what: str) -> list[str]:
 
 
 def contradictions(claims: Iterable[Claim], record: Mapping[str, Any], where: str) -> list[str]:
-    """One line per claimed line the record contradicts (what ``report --check`` prints)."""
+    """One line per claimed line the record contradicts (what ``report check`` prints)."""
     return [
         f"{where}: {j.claim.label} does not reproduce: {j.reason} (claimed {j.expectation.describe()} "
         f"for {j.expectation.scope()})"
@@ -889,7 +849,7 @@ def judge_witnesses(lines: Iterable[LineJudgement], record: Mapping[str, Any]) -
 
 
 def witness_problems(lines: Iterable[LineJudgement], record: Mapping[str, Any], where: str, rerun: str) -> list[str]:
-    """What ``report --check`` fails on for one newest record: a witness that disagrees with its line, and a
+    """What ``report check`` fails on for one newest record: a witness that disagrees with its line, and a
     bug or documented line whose witness did not run (``rerun`` is the command that would run it)."""
     lines = list(lines)
     found = []
@@ -911,7 +871,7 @@ def witness_problems(lines: Iterable[LineJudgement], record: Mapping[str, Any], 
 
 
 def policy(claims: Iterable[Claim], where: str, script_text: Callable[[str], str | None] | None = None) -> list[str]:
-    """What a finding's claims still owe (``report --check``): a kind on every expectation that expects a
+    """What a finding's claims still owe (``report check``): a kind on every expectation that expects a
     FAIL; ``because`` for every kind; ``bug``: a quote or an issue, and without an issue what was searched;
     ``documented``: a quote; both a witness; ``app``: an ``alternative`` that is the label of another claim of
     the same finding. ``script_text`` reads a witness script (None: not on disk, or outside findings/): it

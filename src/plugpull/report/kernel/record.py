@@ -92,7 +92,7 @@ def problems(path: Path, finding_dir: Path) -> list[str]:
 
 def document_problems(record: Any, where: str, finding: str, folder: str, name: str) -> list[str]:
     """What is wrong with ``record`` for the place ``findings/<finding>/<folder>/<name>.json``
-    (``report --merge`` checks a record for where it will go, before copying it there)."""
+    (``report merge`` checks a record for where it will go, before copying it there)."""
     if not isinstance(record, dict):
         return [f"{where}: not a JSON object"]
     found = [f"{where}: missing field {k!r}" for k in REQUIRED if k not in record]

@@ -23,7 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plugpull.report.finding import FindingError
+from plugpull.report.harness import package_index
+from plugpull.report.harness.finding import FindingError
 
 # Bumped when the layout of a cached environment changes, so old ones are not reused.
 LAYOUT = "1"
@@ -105,6 +106,7 @@ def check_resolves(lock: Path) -> None:
         [uv_binary(), "pip", "install", "--dry-run", "--require-hashes", "-r", str(lock), "--python", sys.executable],
         capture_output=True,
         text=True,
+        env=package_index.configured(start=lock.parent).uv_environment(),
     )
     if proc.returncode != 0:
         lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
@@ -149,6 +151,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
                 _run(
                     [uv, "pip", "sync", "--quiet", "--require-hashes", "--python", str(python), str(lock)],
                     f"uv pip sync {lock.name}",
+                    env=package_index.configured(start=root).uv_environment(),
                 )
                 # Bytecode ahead of time: PYTHONDONTWRITEBYTECODE=1 machines otherwise recompile the
                 # framework in every agent process (docs/architecture.md, "Framework facts"). Not for the
@@ -222,7 +225,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
 def built(lock: Path) -> KernelEnv | None:
     """The cached environment of ``lock`` if one is built (nothing is built or installed here), else None.
 
-    What ``plugpull report --jupyter-path`` lists: its kernel, ``plugpull-<key>``, shows in JupyterLab as
+    What ``plugpull report jupyter-path`` lists: its kernel, ``plugpull-<key>``, shows in JupyterLab as
     "plugpull <lock name>" once ``<venv>/share/jupyter`` is on JUPYTER_PATH
     (https://docs.jupyter.org/en/latest/use/jupyter-directories.html#data-files).
     """
@@ -261,21 +264,3 @@ def current(prefix: Path) -> KernelEnv:
         jupyter_path=prefix / "share" / "jupyter",
         phases={"kernel_register": time.monotonic() - began},
     )
-
-
-def versions_in(python: Path, distributions: list[str]) -> dict[str, str | None]:
-    """Versions read inside the environment (for a record whose notebook never got to read them)."""
-    code = (
-        "import importlib.metadata as m, json, sys, platform\n"
-        "def v(d):\n"
-        "    try: return m.version(d)\n"
-        "    except m.PackageNotFoundError: return None\n"
-        "out = {d: v(d) for d in sys.argv[1:]}\n"
-        "out['python'] = platform.python_version(); out['os'] = platform.platform()\n"
-        "print(json.dumps(out))"
-    )
-    try:
-        proc = subprocess.run([str(python), "-c", code, *distributions], capture_output=True, text=True, timeout=60)
-        return json.loads(proc.stdout)
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return {}

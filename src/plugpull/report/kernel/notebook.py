@@ -20,7 +20,7 @@ from typing import Any
 
 from plugpull import rendering
 from plugpull.notes import describe
-from plugpull.report import claims, record
+from plugpull.report.kernel import claims, record, versions
 from plugpull.results import Result, Verdict
 from plugpull.scenarios import Settings
 from plugpull.suite import run_scenario
@@ -125,9 +125,7 @@ def upgrade_environment(frameworks: list[str], from_python: str | None, plugpull
     env = environment(frameworks, plugpull_commit)
     if not from_python:
         raise RuntimeError("no from_python: this notebook runs on an upgrade pair (a pin set with from = ...)")
-    from plugpull.report.environment import versions_in
-
-    started = versions_in(Path(from_python), [*frameworks, "plugpull"])
+    started = versions.installed_in(Path(from_python), [*frameworks, "plugpull"])
     framework = next((f for f in frameworks if started.get(f) and env["versions"].get(f)), env["framework"])
     env["framework"] = framework
     env["versions_from"] = started

@@ -19,7 +19,7 @@ from typing import Any
 
 import nbformat
 
-from plugpull.report.environment import KernelEnv
+from plugpull.report.harness.environment import KernelEnv
 from plugpull.results import SECRET_NAME
 
 # The HTML page around nbconvert's "basic" template (cells only, no page, no CSS): a few lines of CSS
@@ -77,7 +77,7 @@ def kernel_environ(env: KernelEnv, scratch: Path) -> Iterator[None]:
         for name in [n for n in os.environ if SECRET_NAME.search(n)]:
             del os.environ[name]
         # The kernel (and the agent processes it starts) may cache bytecode in the pin set's venv: the
-        # packages only the kernel imports are not compiled ahead of time (report/environment.py), so the
+        # packages only the kernel imports are not compiled ahead of time (report/harness/environment.py), so the
         # first run of an environment compiles what it imports and later runs of it start warm.
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.update(

@@ -1,4 +1,4 @@
-"""Records made elsewhere, put into this repository's findings/: ``plugpull report --merge`` and the Dask client.
+"""Records made elsewhere, put into this repository's findings/: ``plugpull report merge`` and the Dask client.
 
 A split run (one CI job per (finding, pin set), or a Dask worker) writes its
 ``<pin>-<run id>.{json,ipynb,html}`` where it ran. Merging finds every run record under the given
@@ -17,8 +17,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plugpull.report import record
-from plugpull.report.finding import FINDINGS_DIR, Finding
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding
+from plugpull.report.kernel import record
 
 #: What one run leaves, in the order it is copied (the JSON last: a record is there once its JSON is).
 SUFFIXES = (".ipynb", ".html", ".json")
@@ -89,7 +89,7 @@ def check(incoming: list[Incoming], root: Path, findings: dict[str, Finding]) ->
         if here:
             if here != list(SUFFIXES) or any(_with(target, s).read_bytes() != run.content(s) for s in SUFFIXES):
                 raise MergeError(_conflict(target, root, doc))
-            continue  # already merged (the same run from another artifact, or a rerun of --merge)
+            continue  # already merged (the same run from another artifact, or a rerun of merge)
         if earlier is not None:
             if any(earlier.content(s) != run.content(s) for s in SUFFIXES):
                 raise MergeError(_conflict(target, root, doc))

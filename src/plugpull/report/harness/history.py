@@ -2,8 +2,8 @@
 
 Records are append-only (``findings/<id>/<date>/<pin>-<run id>.json``): every earlier run stays, the
 newest per (finding, pin) is the one with the latest (date, run id), and each is judged line by line
-against finding.toml's ``[[claims]]`` (report/claims.py). Standard library only: ``report --check``
-and ``--regenerate`` run it in the default environment and run nothing.
+against finding.toml's ``[[claims]]`` (report/kernel/claims.py). Standard library and packaging only: ``report check``
+and ``report regenerate`` run it in the default environment and run nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import claims, record
-from plugpull.report.finding import FINDINGS_DIR, Finding
+from plugpull.report.harness import markdown
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding
+from plugpull.report.kernel import claims, record
 
 
 @dataclass
@@ -48,7 +49,7 @@ def _rank(doc: dict[str, Any]) -> tuple[str, str]:
 
 
 def valid_records(root: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """Every record without problems (a record with problems is reported by ``--check``), oldest first."""
+    """Every record without problems (a record with problems is reported by ``check``), oldest first."""
     found = []
     for path in record_paths(root):
         if record.problems(path, path.parent.parent):
@@ -122,7 +123,7 @@ def top_cell(finding: Finding, doc: dict[str, Any], judged: Judged, earlier: lis
         witnessed = judged.witness_of(j)
         measured = j.measured() if witnessed is None else f"harness: {j.measured()} · witness: {witnessed.text()}"
         out.append(
-            f"| `{j.claim.label}` | {j.expectation.kind or '–'} | {_md(j.expectation.describe())} | {_md(measured)} | "
+            f"| `{j.claim.label}` | {j.expectation.kind or '–'} | {markdown.cell(j.expectation.describe())} | {markdown.cell(measured)} | "
             f"{'**' + j.status + '**' if j.status != claims.REPRODUCES else j.status} |"
         )
     if judged.witnesses:
@@ -147,11 +148,7 @@ def top_cell(finding: Finding, doc: dict[str, Any], judged: Judged, earlier: lis
         for path, old in reversed(earlier):
             status = judge(finding, old).status
             out.append(
-                f"| `{record.run_id(old)}` | {_md(verdict_counts(old))} | {status} | "
+                f"| `{record.run_id(old)}` | {markdown.cell(verdict_counts(old))} | {status} | "
                 f"[{path.with_suffix('.html').name}](../{old['date']}/{path.with_suffix('.html').name}) |"
             )
     return "\n".join(out) + "\n"
-
-
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")

@@ -1,6 +1,6 @@
 """Flips: the first release where a claimed line's outcome changes, and the fewest releases to run to find them.
 
-A sweep (``plugpull report --sweep``) measures a finding on a list of releases, oldest first. Per release and
+A sweep (``plugpull report sweep``) measures a finding on a list of releases, oldest first. Per release and
 claimed line it keeps a :class:`Cell`: the verdict the line's runs agree on, or on a timing line the FAIL count
 over the finished runs; a release that cannot install or cannot run the line is a cell with ``verdict=None``
 and the reason. Two cells are the same outcome when:
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from plugpull.report.claims import wilson
+from plugpull.report.kernel.claims import wilson
 
 MIXED = "mixed"
 

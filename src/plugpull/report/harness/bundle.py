@@ -1,10 +1,10 @@
-"""``plugpull report --bundle FINDING``: a folder (and a .zip) a maintainer runs without this repository.
+"""``plugpull report bundle FINDING``: a folder (and a .zip) a maintainer runs without this repository.
 
 One bundle per (witness script of a ``bug`` claim, release the claim fails on), from the newest record of
 that release's pin set: ``findings/<id>/bundles/<slug>/`` and ``<slug>.zip`` beside it (``--out DIR``
 elsewhere). It holds
 
-- ``ISSUE.md``: the upstream issue body (report/issue_body.py renders it, as it renders ``--issue-body``);
+- ``ISSUE.md``: the upstream issue body (:func:`render_issue`, with the blocks of ``plugpull report issue-body``);
 - ``witness.py``: the claim's framework-only witness, copied from ``findings/<id>/witness/``;
 - ``requirements.txt``: hash-locked, only what the witness needs (the framework and the extra
   distributions the claim's ``witness.requires`` names) at exactly the versions and files of the failing
@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -34,8 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import claims, history, record, sweep
-from plugpull.report.finding import FINDINGS_DIR, Finding, FindingError, PinSet
+from plugpull.report.harness import history, issue_body, markdown, package_index, sweep
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding, FindingError, PinSet
+from plugpull.report.kernel import claims, record, versions
 from plugpull.results import redact
 
 BUNDLES = "bundles"
@@ -54,7 +56,7 @@ class LockError(RuntimeError):
     """The witness's requirements could not be compiled against the pin set's lock: one line, exit 1."""
 
 
-# --- what the claims say (finding.toml, report/claims.py) --------------------------------------------
+# --- what the claims say (finding.toml, report/kernel/claims.py) --------------------------------------------
 
 
 def is_bug(expectation: claims.Expectation) -> bool:
@@ -133,10 +135,10 @@ def rows(finding: Finding) -> list[Row]:
         pair = _pair_label(doc)
         if pair is not None:
             ends = doc["upgrade"]
-            label, sort = pair, (claims.version_key(str(ends["from"])), claims.version_key(str(ends["to"])))
+            label, sort = pair, (versions.sort_key(str(ends["from"])), versions.sort_key(str(ends["to"])))
         else:
             version = next((j.version for j in judged.values() if j.version), None) or "?"
-            label, sort = version, (claims.version_key(version), ())
+            label, sort = version, (versions.sort_key(version), ())
         out.append(Row(doc["pin"], label, sort, path, doc, judged))
     return sorted(out, key=lambda r: (r.sort, r.pin))
 
@@ -413,7 +415,10 @@ def compile_closure(requirements: Sequence[str], lock: Path, python_version: str
             "--output-file",
             "requirements.txt",
         ]
-        proc = subprocess.run(argv, cwd=scratch, capture_output=True, text=True, timeout=600)
+        index = package_index.configured(start=lock.parent)
+        proc = subprocess.run(
+            argv, cwd=scratch, env=index.uv_environment(), capture_output=True, text=True, timeout=600
+        )
         if proc.returncode != 0:
             lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
             raise LockError(
@@ -483,8 +488,6 @@ def _write(path: Path, text: str) -> None:
 
 def build(bundle: Bundle, folder: Path, compiler: Compiler = compile_closure) -> None:
     """Write ``bundle``'s files into ``folder`` (which must not exist yet)."""
-    from plugpull.report import issue_body
-
     folder.mkdir(parents=True)
     _write(folder / WITNESS, _text(bundle.witness))
     _write(
@@ -507,7 +510,7 @@ def build(bundle: Bundle, folder: Path, compiler: Compiler = compile_closure) ->
         if not source.is_file():
             raise BundleError(f"record {bundle.row.path.name} has no {suffix} beside it")
         _write(folder / f"{bundle.record_stem}{suffix}", _text(source))
-    _write(folder / ISSUE, issue_body.render_bundle(bundle))
+    _write(folder / ISSUE, render_issue(bundle))
     _write(folder / README, readme(bundle))
 
 
@@ -565,7 +568,7 @@ def commands(bundle: Bundle, args: Sequence[str], requirements: str = REQUIREMEN
             f"uv pip install --python start/bin/python --require-hashes -r {START} && "
         )
         pip_setup = f"python{python} -m venv start && start/bin/pip install --require-hashes -r {START} && "
-    argv = " ".join(_quote(a) for a in [*start_args, *args])
+    argv = " ".join(shlex.quote(a) for a in [*start_args, *args])
     uv = f"{uv_setup}uv run --no-project --python {python} --with-requirements {requirements} python {WITNESS}" + (
         f" {argv}" if argv else ""
     )
@@ -574,12 +577,6 @@ def commands(bundle: Bundle, args: Sequence[str], requirements: str = REQUIREMEN
         f".venv/bin/python {WITNESS}" + (f" {argv}" if argv else "")
     )
     return uv, pip
-
-
-def _quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
 
 
 def expected_output(bundle: Bundle, lines: Sequence[Line]) -> list[str]:
@@ -647,7 +644,7 @@ def readme(bundle: Bundle) -> str:
     out = [
         f"# {f.title}: a reproduction on {what}",
         "",
-        f"A standalone reproduction, made by plugpull (`plugpull report --bundle {f.id}`) from the run record "
+        f"A standalone reproduction, made by plugpull (`plugpull report bundle {f.id}`) from the run record "
         f"`{bundle.record_stem}` of its finding `{f.id}`. It needs nothing of plugpull: `{WITNESS}` imports the "
         f"Python standard library and {bundle.dist}"
         + (f" ({', '.join(bundle.requires)})" if bundle.requires else "")
@@ -716,4 +713,133 @@ def readme(bundle: Bundle) -> str:
     }
     out += [f"- `{name}`: {described[name]}" for name in bundle.files()]
     out.append("")
+    return "\n".join(out)
+
+
+# --- ISSUE.md -----------------------------------------------------------------------------------------------
+
+
+def _counts(counts: Any) -> str:
+    if not isinstance(counts, dict) or not counts:
+        return ""
+    return ", ".join(f"{name}={n}" for name, n in counts.items())
+
+
+def measured_line(b: Bundle, label: str) -> str:
+    """What the failing release's newest record measured on one line: verdicts, the counts and message of
+    its first FAIL run."""
+    line = next(x for x in b.lines if x.label == label)
+    failed = [r for r in b.row.doc.get("results") or [] if line.claim.matches_result(r) and r.get("verdict") == "FAIL"]
+    text = line.judgement.cell()
+    if failed:
+        counts = _counts((failed[0].get("evidence") or {}).get("counts"))
+        text += (f"; {counts}" if counts else "") + f": {issue_body.one_line(failed[0].get('message', ''))}"
+    return text
+
+
+def witness_line(b: Bundle, label: str) -> str:
+    """The witness's own result on the failing release's record: verdicts with counts, and exit codes."""
+    outputs = b.row.witness_outputs(label)
+    if not outputs:
+        text = b.row.witness_text(label)
+        return "not run by the report on this record (it predates witnesses)" if text == "–" else text
+    seen = dict.fromkeys(f"{o.get('verdict')} {_counts(o.get('counts'))} (exit {code})" for code, o in outputs)
+    return (f"{len(outputs)} runs: " if len(outputs) > 1 else "") + "; ".join(" ".join(x.split()) for x in seen)
+
+
+def versions_table(b: Bundle) -> list[str]:
+    """Every release (or upgrade pair) with a record: per bundle line the harness's cell and the witness's,
+    then the first failing and first fixed release the records show."""
+    labels = [line.label for line in b.lines]
+    head = ["release" if not b.upgrade else "saved by → resumed by"]
+    for label in labels:
+        prefix = f"`{label}` " if len(labels) > 1 else ""
+        head += [f"{prefix}harness", f"{prefix}witness"]
+    head.append("plugpull run")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in b.table:
+        if not any(label in row.judged for label in labels):
+            continue
+        cells = []
+        for label in labels:
+            judged = row.judged.get(label)
+            cells += [judged.cell() if judged else "–", row.witness_text(label) if judged else "–"]
+        name = f"**{row.label}**" if row.pin == b.pin.name else row.label
+        out.append(
+            f"| {name} | " + " | ".join(markdown.cell(c) for c in cells) + f" | {row.doc['date']} `{row.path.stem}` |"
+        )
+    out += [
+        "",
+        "harness: plugpull's run of the line (each run's verdict; on a timing line FAIL runs / finished runs and "
+        "the 95 % Wilson interval); witness: the standalone script's verdicts in the same environment "
+        "(– : the record predates witnesses).",
+        "",
+    ]
+    if b.first_failing is not None:
+        before = [r for r in b.table if r.sort < b.first_failing.sort and any(x in r.judged for x in labels)]
+        first = f"- first release measured to fail: **{b.first_failing.label}**"
+        if not before:
+            out.append(f"{first} (the oldest release measured)")
+        else:
+            shown = "; ".join(f"`{x}` {before[-1].judged[x].cell()}" for x in labels if x in before[-1].judged)
+            out.append(f"{first} (the release measured before it, {before[-1].label}: {shown})")
+    if b.first_fixed is not None:
+        out.append(f"- first release measured to pass after {b.version}: **{b.first_fixed.label}**")
+    elif not b.upgrade:
+        out.append(f"- no measured release after {b.version} passes")
+    return [*out, ""]
+
+
+def render_issue(b: Bundle) -> str:
+    """A bundle's ISSUE.md: everything from finding.toml, the records and the witness, in the blocks
+    ``plugpull report issue-body`` uses too (report/harness/issue_body.py)."""
+    f = b.finding
+    what = f"{b.dist} {b.version}" if not b.upgrade else f"{b.dist} {b.start_version} → {b.version}"
+    out = [f"# {f.title} ({what})", "", f.claim, "", "## What happens", ""]
+    for line in b.lines:
+        why = f" — {line.expectation.why}" if line.expectation.why else ""
+        args = " ".join(shlex.quote(a) for a in line.args)
+        out += [
+            f"- `{line.label}`: claimed {line.expectation.describe()}{why}.",
+            f"  - measured on {what} (plugpull run `{b.record_stem}`): {markdown.cell(measured_line(b, line.label))}",
+            f"  - witness (`python {WITNESS}{' ' + args if args else ''}`): {markdown.cell(witness_line(b, line.label))}",
+        ]
+    out.append("")
+    blocks: list[list[str]] = []
+    for line in b.lines:
+        block = issue_body.kind_block(line.expectation.support)
+        if block and block not in blocks:
+            blocks.append(block)
+    out += ["## Why this is a bug", ""]
+    for block in blocks:
+        out += block
+    shown = {line.expectation.support.issue for line in b.lines}
+    links = [x for x in [*(f.links.get("issues") or []), *(f.links.get("prs") or [])] if x not in shown]
+    if links:
+        out += ["Related: " + ", ".join(links), ""]
+    out += ["## Releases", "", *versions_table(b)]
+    out += [
+        "## Reproduce",
+        "",
+        f"`{WITNESS}` needs only the standard library and {b.dist}"
+        + (f" ({', '.join(b.requires)})" if b.requires else "")
+        + ":",
+        "",
+        "```python",
+        b.witness.read_text().rstrip("\n"),
+        "```",
+        "",
+        f"From the bundle folder (`{REQUIREMENTS}` pins {b.dist} {b.version} and its dependencies with hashes):",
+        "",
+    ]
+    for args, _ in b.arg_sets():
+        uv, pip = commands(b, args)
+        out += ["```sh", uv, "# or, hash-checked:", pip, "```", ""]
+    out += ["Exit code 0 PASS, 1 FAIL (this report), 2 ERROR (did not run as designed); the last line is JSON.", ""]
+    out += ["## Environment", "", *issue_body.environment_lines(b.row.doc, b.dist, b.version)]
+    out += [
+        f"- attached: the executed notebook of plugpull's run (`{b.record_stem}.ipynb`, `.html`), which runs the "
+        "same scenario through plugpull's harness",
+        "",
+    ]
     return "\n".join(out)

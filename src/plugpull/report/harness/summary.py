@@ -15,24 +15,15 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from plugpull.report import claims as claim_logic
-from plugpull.report import flips as flip_logic
-from plugpull.report import history, record, sweep
-from plugpull.report.finding import FINDINGS_DIR, Finding, load_all
+from plugpull.report.harness import flips as flip_logic
+from plugpull.report.harness import history, sweep
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding, load_all
+from plugpull.report.kernel import claims as claim_logic
+from plugpull.report.kernel import record, versions
 
 SUMMARY = "summary.html"
 NOTEBOOK = Path("notebooks") / "summary.ipynb"
-
-
-def _version_sort_key(version: str) -> Any:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return (0, Version(version))
-    except InvalidVersion:
-        return (1, version)
 
 
 @dataclass
@@ -94,11 +85,11 @@ def matrix(root: Path, finding_id: str, package: str | None = None) -> Matrix:
         columns.append(
             Column(version, doc["pin"], date, record.run_id(doc), html, cells, doc.get("error"), statuses),
         )
-    columns.sort(key=lambda c: _version_sort_key(c.version))
+    columns.sort(key=lambda c: versions.sort_key(c.version))
     listed = sweep.read_sweep(finding)
     releases = [c.version for c in columns]
     if listed and listed.get("framework") == package:
-        releases = sorted(set(listed["releases"]) | set(releases), key=_version_sort_key)
+        releases = sorted(set(listed["releases"]) | set(releases), key=versions.sort_key)
     measured = {c.version: c.cells for c in columns}
     return Matrix(
         finding=finding.id,
@@ -222,18 +213,18 @@ def upgrades(root: Path, package: str) -> list[Upgrade]:
 
 def write(root: Path, finding_id: str) -> Path:
     """Run notebooks/summary.ipynb for ``finding_id`` in this Python and write findings/<id>/summary.html."""
-    from plugpull.report import environment, execution
+    from plugpull.report.harness import environment, ipynb
 
     out = root / FINDINGS_DIR / finding_id / SUMMARY
     scratch = Path(tempfile.mkdtemp(prefix="plugpull-summary-"))
     try:
         env = environment.current(scratch / "kernel")
         executed = scratch / "summary.ipynb"
-        run = execution.execute(root / NOTEBOOK, executed, env, {"finding": finding_id, "root": str(root)}, scratch)
+        run = ipynb.execute(root / NOTEBOOK, executed, env, {"finding": finding_id, "root": str(root)}, scratch)
         if run.error:
             raise RuntimeError(f"summary notebook failed: {run.error}")
         html = scratch / SUMMARY
-        execution.render_html(executed, html, exclude_input=True)
+        ipynb.render_html(executed, html, exclude_input=True)
         shutil.copyfile(html, out)
         return out
     finally:

@@ -1,6 +1,6 @@
 """Running a finding's witnesses: framework-only scripts that show a claimed line without plugpull.
 
-A claim's ``witness`` (finding.toml, report/claims.py) names a script under ``findings/<id>/``. After the
+A claim's ``witness`` (finding.toml, report/kernel/claims.py) names a script under ``findings/<id>/``. After the
 notebook, ``plugpull report`` runs the witness of every claim whose expectation covers the record (its pin
 set, or the version of the claim's framework read in the record, which must be installed) ``repeats``
 times, each as ``<pin set python> <finding>/<script> <args>`` (a pin pair adds ``--start-python <the
@@ -12,7 +12,7 @@ Each run is stored as ``{"exit_code", "seconds", "timed_out", "output", "stderr_
 ``output`` is the JSON object of the script's last stdout line (None when there is none), ``stderr_tail``
 the last 2 KiB of its stderr. Standard output and error go to files, so a chatty script cannot fill
 the harness's memory: only the last 64 KiB of stdout is read. What the runs mean is judged in
-report/claims.py (``judge_witnesses``), from the record alone.
+report/kernel/claims.py (``judge_witnesses``), from the record alone.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import claims
-from plugpull.report.finding import FINDINGS_DIR, Finding
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding
+from plugpull.report.kernel import claims
 from plugpull.results import SECRET_NAME
 
 STDERR_TAIL = 2048

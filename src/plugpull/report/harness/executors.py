@@ -7,7 +7,7 @@ finding.toml, its notebook, the pin set's lock and the finding's earlier records
 "earlier runs" cell lists) and the lock's sha256. The worker unpacks it in a scratch folder, checks the
 lock against the hash, builds or reuses the pin set's environment from it exactly as a local run does
 (environment.ensure: the worker's own cache), runs pipeline.run there, and returns the run's three
-files as bytes. The client checks and writes them with report/merge.py (append-only), so the records
+files as bytes. The client checks and writes them with report/harness/merge.py (append-only), so the records
 and docs/results.md are what a local run writes. The worker's scratch folder is always removed.
 """
 
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.arguments import UsageError
-from plugpull.report import environment, merge, pipeline
-from plugpull.report.environment import KernelEnv
-from plugpull.report.finding import FINDINGS_DIR, load_all, load_finding
+from plugpull.report.harness import environment, merge, pipeline
+from plugpull.report.harness.environment import KernelEnv
+from plugpull.report.harness.finding import FINDINGS_DIR, load_all, load_finding
 
 Progress = Callable[[pipeline.Job, str], None]
 
@@ -233,7 +233,7 @@ def _worker_address() -> str:
 
 
 def place(payload: dict[str, Any], job: pipeline.Job, root: Path) -> pipeline.Outcome:
-    """Write what a worker returned into ``root`` (append-only, through report/merge.py) as an Outcome."""
+    """Write what a worker returned into ``root`` (append-only, through report/harness/merge.py) as an Outcome."""
     import json
 
     outcome = pipeline.Outcome(
