@@ -32,3 +32,17 @@ def test_agent_frameworks_checkpoint_saves_are_boundaries():
     labels = [s.label for s in boundaries.steps_of(clean_of(target, Settings(timeout=120)).trace)]
     assert "checkpoint-save 1" in labels and "open-payment 2" in labels
     assert "effect charge_card:A 1" in labels and "effect charge_card:B 1" in labels
+
+
+def test_fastaiagent_killed_after_its_run_end_marker_recovers_by_reading_the_finished_run():
+    # The last checkpoint save is FastAIAgent's completed run-end marker: resume(id) refuses it by contract
+    # (AlreadyResumed), so recover reads the finished run's result from the store instead (docs/DECISIONS.md).
+    pytest.importorskip("fastaiagent")
+    target = variant("fastaiagent")
+    settings = Settings(timeout=120)
+    labels = [s.label for s in boundaries.steps_of(clean_of(target, settings).trace)]
+    assert labels[-1] == "checkpoint-save 2", labels
+    settings.boundaries = ("checkpoint-save 2",)
+    (result,) = suite.run_scenario(target, ["after"], settings=settings)
+    assert result.verdict is Verdict.PASS, result.message
+    assert result.evidence["golden"] == [{"status": "completed", "tool_results": ["refunded order A-1001"]}]
