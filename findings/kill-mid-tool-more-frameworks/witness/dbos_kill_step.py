@@ -98,6 +98,9 @@ def main() -> int:
         return subprocess.run(argv, capture_output=True, text=True, timeout=240)
 
     out = {"witness": NAME, "framework": "dbos", "version": importlib.metadata.version("dbos")}
+    for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
+        if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
+            os.remove(stale)
     effects()
     start = run("start")
     if start.returncode != -signal.SIGKILL:

@@ -108,6 +108,9 @@ def main() -> int:
 
     version = importlib.metadata.version("pydantic-ai-slim")
     out = {"witness": NAME, "framework": "pydantic-ai-slim", "version": version}
+    for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
+        if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
+            os.remove(stale)
     effects()
     start = run("start")
     approve = run("approve") if start.returncode == 0 else None

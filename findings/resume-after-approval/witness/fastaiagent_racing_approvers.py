@@ -85,6 +85,9 @@ def main() -> int:
         return child(args.phase, args.racer)
     me = [sys.executable, __file__]
     out = {"witness": NAME, "framework": "fastaiagent", "version": importlib.metadata.version("fastaiagent")}
+    for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
+        if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
+            os.remove(stale)
     effects()
     start = subprocess.run(me + ["--phase", "start"], capture_output=True, text=True, timeout=240)
     if start.returncode != 0:
