@@ -1,0 +1,1 @@
+../../resume-after-approval/witness/fastaiagent_killed_approval.py
