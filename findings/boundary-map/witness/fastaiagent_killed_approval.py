@@ -1,1 +1,0 @@
-../../resume-after-approval/witness/fastaiagent_killed_approval.py
