@@ -53,7 +53,7 @@ def test_json_carries_the_schema_and_every_result(tmp_path):
     run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--json", tmp=tmp_path)
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
-    assert doc["schema"] == 2
+    assert doc["schema"] == 3
     assert [(r["point"], r["verdict"]) for r in doc["results"]] == [("before-effect", "PASS"), ("after-effect", "FAIL")]
     assert doc["results"][1]["evidence"]["counts"] == {"charge": 2}
     # A user's agent declares no notes: its FAIL says only what was measured.

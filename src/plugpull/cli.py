@@ -93,7 +93,7 @@ def build_parser() -> ArgParser:
         help="every-boundary: N kills at uniformly random moments of the run, with where each landed "
         "(alone, instead of the aimed kills; with --point before/after, as well)",
     )
-    parser.add_argument("--json", action="store_true", help='print {"schema": 2, "results": [...]}')
+    parser.add_argument("--json", action="store_true", help='print {"schema": 3, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument(
         "--junit",

@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # 2: notes moved out of `message` into their own list (docs/json-schema.md, "Changes from schema 1").
-SCHEMA = 2
+# 3: run records hold the load average (`load`) and the witnesses' output (`witnesses`); the results
+#    themselves are as in 2 (docs/json-schema.md, "Changes from schema 2").
+SCHEMA = 3
 
 #: Environment variable names that are never written into a report or JSON.
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)

@@ -3,7 +3,7 @@
 import pytest
 
 from plugpull.report import claims
-from plugpull.report.claims import COULD_NOT_RUN, DOES_NOT_REPRODUCE, REPRODUCES, ClaimError
+from plugpull.report.claims import COULD_NOT_RUN, DOES_NOT_REPRODUCE, INCONCLUSIVE, REPRODUCES, ClaimError
 
 SWAP = claims.parse(
     [
@@ -117,11 +117,59 @@ def test_a_timing_line_reproduces_when_its_fail_rate_is_in_the_claimed_range():
     assert j.cell() == "19/20 FAIL [0.76, 0.99]"
 
 
-def test_a_timing_line_reproduces_while_its_interval_reaches_the_range_and_not_once_it_is_outside():
-    few = only(claims.judge(TIMING, record(async_runs(0, 20), version="1.2.11")))  # [0, 0.16] reaches 0.05
-    assert few.status == REPRODUCES and "its interval reaches it" in few.reason
+def timing(low, high):
+    (claim,) = claims.parse(
+        [
+            {
+                "point": "after-effect",
+                "options": {"durability": "async", "key": "tool-call-id"},
+                "timing": True,
+                "repeats": 20,
+                "expect": [{"versions": ">=1.0", "fail_rate": [low, high], "counts": {"refund": [1, 2]}}],
+            }
+        ],
+        "finding.toml",
+    )
+    return [claim]
+
+
+def test_0_of_20_against_at_least_0_05_is_inconclusive_and_never_reproduces():
+    j = only(claims.judge(timing(0.05, 1.0), record(async_runs(0, 20), version="1.2.11")))  # [0, 0.16] reaches 0.05
+    assert j.status == INCONCLUSIVE and "more runs needed" in j.reason
+    assert claims.overall([j]) == INCONCLUSIVE
+
+
+def test_0_of_20_against_at_least_0_3_does_not_reproduce():
+    j = only(claims.judge(timing(0.3, 1.0), record(async_runs(0, 20), version="1.2.11")))
+    assert j.status == DOES_NOT_REPRODUCE and "the interval is outside the claimed [0.3, 1]" in j.reason
+
+
+def test_10_of_20_against_0_3_to_0_7_reproduces():
+    j = only(claims.judge(timing(0.3, 0.7), record(async_runs(10, 10), version="1.2.11")))
+    assert j.status == REPRODUCES and j.reason.startswith("FAIL 10/20 = 0.50")
+
+
+def test_a_rate_outside_the_range_is_inconclusive_while_its_interval_reaches_it_and_not_once_it_is_outside():
+    few = only(claims.judge(TIMING, record(async_runs(0, 20), version="1.2.11")))
+    assert few.status == INCONCLUSIVE
     many = only(claims.judge(TIMING, record(async_runs(0, 100), version="1.2.11")))  # [0, 0.037]
     assert many.status == DOES_NOT_REPRODUCE and "the interval is outside the claimed [0.05, 1]" in many.reason
+
+
+def test_one_line_that_does_not_reproduce_outweighs_an_inconclusive_one_and_inconclusive_outweighs_reproduces():
+    held = only(claims.judge(timing(0.3, 0.7), record(async_runs(10, 10), version="1.2.11")))
+    unsure = only(claims.judge(timing(0.05, 1.0), record(async_runs(0, 20), version="1.2.11")))
+    wrong = only(claims.judge(timing(0.3, 1.0), record(async_runs(0, 20), version="1.2.11")))
+    assert claims.overall([held, unsure]) == INCONCLUSIVE
+    assert claims.overall([held, unsure, wrong]) == DOES_NOT_REPRODUCE
+    assert claims.overall([held]) == REPRODUCES
+    assert claims.summary([held, unsure], "fw 1.2.11")[0].startswith("**The finding is inconclusive on fw 1.2.11**")
+
+
+def test_a_fail_rate_from_0_to_1_claims_nothing_and_is_refused():
+    with pytest.raises(ClaimError, match="claims nothing"):
+        timing(0.0, 1.0)
+    timing(0.0, 0.2)  # "at most 0.2" can be refuted
 
 
 def test_a_timing_line_holds_its_counts_in_every_run():
@@ -161,7 +209,7 @@ def test_version_ranges_compare_release_numbers_not_strings():
     [
         ({"point": "x", "expect": [{"versions": ">=1", "verdict": "MAYBE"}]}, "verdict = 'PASS' or 'FAIL'"),
         ({"point": "x", "timing": True, "expect": [{"versions": ">=1", "verdict": "FAIL"}]}, "fail_rate"),
-        ({"point": "x", "timing": True, "repeats": 5, "expect": [{"versions": ">=1", "fail_rate": [0, 1]}]}, "20"),
+        ({"point": "x", "timing": True, "repeats": 5, "expect": [{"versions": ">=1", "fail_rate": [0.1, 1]}]}, "20"),
         ({"point": "x", "expect": [{"verdict": "PASS"}]}, "either pins"),
         ({"point": "x", "expect": []}, "at least one expect"),
         ({"point": "x", "expect": [{"versions": ">=1", "verdict": "PASS", "counts": {"a": -1}}]}, "a count is"),

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -122,9 +123,15 @@ def copy_of_this_repository(dest):
     return dest
 
 
-def test_check_passes_on_the_committed_records_and_fails_on_one_edited_to_contradict_its_claim(tmp_path):
+def contradictions(run: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in run.stdout.splitlines() if " does not reproduce: " in line]
+
+
+def test_check_finds_no_contradiction_in_the_committed_records_and_one_in_a_record_edited_to_contradict_its_claim(
+    tmp_path,
+):
     repo = copy_of_this_repository(tmp_path / "repo")
-    assert report("--check", cwd=repo, tmp=tmp_path).returncode == 0
+    assert contradictions(report("--check", "--finding", "agent-framework-8292", cwd=repo, tmp=tmp_path)) == []
     # Records are append-only: --check judges the newest one of the pin set, so that is the one edited.
     path = max(
         (repo / "findings" / "agent-framework-8292").glob("*/agent-framework-1.18.0-*.json"), key=lambda p: p.name
@@ -135,11 +142,69 @@ def test_check_passes_on_the_committed_records_and_fails_on_one_edited_to_contra
     swap["verdict"] = "PASS"
     path.write_text(json.dumps(doc))
     assert report("--regenerate", cwd=repo, tmp=tmp_path).returncode == 0  # the page follows the record
-    run = report("--check", cwd=repo, tmp=tmp_path)
+    run = report("--check", "--finding", "agent-framework-8292", cwd=repo, tmp=tmp_path)
     assert run.returncode == 1
-    (line,) = run.stdout.splitlines()
+    (line,) = contradictions(run)
     assert line.startswith(f"findings/agent-framework-8292/2026-11-29/{path.name}: after-effect variant=swap")
     assert "does not reproduce: 1 of 1 run(s) PASS, claimed FAIL" in line and "for <1.20" in line
+
+
+def demo_with(root: Path, claim: str, *docs: dict) -> Path:
+    """make_repo's demo finding with one [[claims]] table, the records, and its pages regenerated."""
+    from plugpull.report import results_page
+
+    repo = make_repo(root)
+    toml = repo / "findings" / "demo" / "finding.toml"
+    toml.write_text(toml.read_text().replace("[[pins]]", claim.strip() + "\n\n[[pins]]", 1))
+    for doc in docs:
+        put_record(repo, doc)
+    results_page.write(repo)
+    return repo
+
+
+TIMING_CLAIM = """
+[[claims]]
+point = "after-effect"
+options = { mode = "a" }
+timing = true
+repeats = 20
+kind = "app"
+because = "the demo app saves after the tool"
+expect = [{ versions = ">=1", fail_rate = [0.05, 1.0] }]
+"""
+
+
+def test_check_prints_an_inconclusive_line_and_still_exits_0(tmp_path):
+    repo = demo_with(tmp_path / "repo", TIMING_CLAIM, record(verdicts=("PASS",) * 20))
+    run = report("--check", cwd=repo, tmp=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (line,) = run.stdout.splitlines()[:-1]
+    assert line.endswith("after-effect mode=a is inconclusive: FAIL 0/20 = 0.00 [0.00, 0.16]: the rate is outside "
+                         "the claimed [0.05, 1], its interval reaches it (more runs needed)")  # fmt: skip
+
+
+def test_check_fails_on_a_fail_claim_without_a_kind_and_finding_narrows_it_to_the_findings_asked_for(tmp_path):
+    claim = '[[claims]]\npoint = "after-effect"\nexpect = [{ versions = ">=1", verdict = "FAIL" }]'
+    repo = demo_with(tmp_path / "repo", claim, record(verdicts=("FAIL",)))
+    other = repo / "findings" / "other"
+    shutil.copytree(repo / "findings" / "demo", other)
+    (other / "finding.toml").write_text(
+        (other / "finding.toml")
+        .read_text()
+        .replace('id = "demo"', 'id = "other"')
+        .replace('verdict = "FAIL" }', 'verdict = "FAIL", kind = "expected", because = "nothing was saved yet" }')
+    )
+    shutil.rmtree(other / "2026-11-01")
+    run = report("--check", cwd=repo, tmp=tmp_path)
+    assert run.returncode == 1
+    assert "findings/demo/finding.toml: `after-effect`: expects FAIL for >=1 but has no kind" in run.stdout
+    narrowed = report("--check", "--finding", "other", cwd=repo, tmp=tmp_path)
+    assert narrowed.returncode == 0, narrowed.stdout
+    assert "(findings: other)" in narrowed.stdout
+    assert "unknown finding 'nope'" in one_line_exit_2(report("--check", "--finding", "nope", cwd=repo, tmp=tmp_path))
+    assert "takes no --finding, --pin or -p" in one_line_exit_2(
+        report("--check", "--pin", "p1", cwd=repo, tmp=tmp_path)
+    )
 
 
 def test_list_json_prints_the_finding_and_pin_set_jobs_a_run_would_make(tmp_path):

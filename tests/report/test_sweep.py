@@ -73,6 +73,8 @@ nb.write_record(results_path, finding="demo", pin=pin, env=env, parameters={}, r
 CLAIM = """
 [[claims]]
 point = "after-effect"
+kind = "app"
+because = "the demo notebook writes a FAIL on 1.16.0 itself"
 expect = [{ versions = "<1.17", verdict = "FAIL" }, { versions = ">=1.17", verdict = "PASS" }]
 """
 

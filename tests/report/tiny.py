@@ -39,9 +39,9 @@ def records(root: Path) -> dict[str, dict]:
     return found
 
 
-# Run ids, times and process ids differ between two runs; so do the idempotency keys the target derives
+# Run ids, times, load averages and process ids differ between two runs; so do the idempotency keys the target derives
 # from a fresh uuid per order (pay_A_<12 hex>) and the process groups (pids of group leaders).
-VARYING = {"run_id", "started_at", "finished_at", "phases", "closed_after_kill", "pid", "caller_pid"}
+VARYING = {"run_id", "started_at", "finished_at", "phases", "closed_after_kill", "pid", "caller_pid", "load"}
 VARYING_SUFFIXES = ("seconds", "group")
 FRESH_HEX = re.compile(r"_[0-9a-f]{12}\b")
 

@@ -3,8 +3,9 @@
 Exit codes:
   0  every (finding, pin set) produced its report; or --check found nothing wrong; or --regenerate wrote the pages;
      or --list printed the jobs; or --merge copied the records and wrote the pages
-  1  --check found problems (printed: a record that contradicts its finding's claim, an invalid record, a
-     generated page out of date); or a notebook or an environment failed (named at the end;
+  1  --check found problems (printed: a record that contradicts its finding's claim, a witness that disagrees
+     or did not run for a bug or documented claim, a FAIL claim without its kind or support, an invalid
+     record, a generated page out of date); or a notebook or an environment failed (named at the end;
      its HTML and JSON, with ``error``, were still written)
   2  bad input, before anything runs: unknown finding or pin set, a lock that does not resolve,
      a parameter the notebook does not declare, no uv; --executor dask without distributed or with a
@@ -52,8 +53,9 @@ def build_parser() -> ArgParser:
         "--check",
         action="store_true",
         help="validate every run record, judge the newest per (finding, pin set) against the finding's claims "
-        "(one line per contradiction) and check that docs/results.md and the generated doc sections are up to date; "
-        "run nothing",
+        "(one line per contradiction) and their witnesses, check every FAIL claim's kind and what backs it, and check "
+        "that docs/results.md and the generated doc sections are up to date; with --finding, only those findings' "
+        "records and claims; run nothing",
     )
     parser.add_argument(
         "--regenerate",
@@ -289,7 +291,17 @@ def run_all(jobs: list[pipeline.Job], root: Path, runner: executor.Local | execu
     return EXIT_OK
 
 
-PHASES = ("venv", "kernel_register", "plugpull_install", "kernel_start", "cells", "scenario", "nbconvert", "total")
+PHASES = (
+    "venv",
+    "kernel_register",
+    "plugpull_install",
+    "kernel_start",
+    "cells",
+    "scenario",
+    "witnesses",
+    "nbconvert",
+    "total",
+)
 
 
 def format_phases(outcomes: list[pipeline.Outcome]) -> str:
@@ -302,18 +314,34 @@ def format_phases(outcomes: list[pipeline.Outcome]) -> str:
     return "\n".join(lines)
 
 
-def check(root: Path) -> int:
-    problems = results_page.check(root)
+def check(root: Path, only: list[str] | None = None) -> int:
+    """--check (with --finding: the records and claims of those findings; the pages whole)."""
+    chosen = None
+    if only:
+        try:
+            known = load_all(root)
+        except FindingError:
+            known = None  # results_page.check prints why finding.toml does not load (exit 1, as without --finding)
+        unknown = [f for f in only if known is not None and f not in known]
+        if unknown:
+            raise UsageError(f"unknown finding {unknown[0]!r}; findings: {', '.join(known) or 'none'}")
+        chosen = set(only)
+    problems = results_page.check(root, chosen)
     for problem in problems:
         print(problem)
+    # Inconclusive lines are not wrong: their runs could not tell. They are shown so someone runs more.
+    for line in results_page.inconclusive(root, chosen):
+        print(line)
     if problems:
         print(f"plugpull report --check: {len(problems)} problem(s)", file=sys.stderr)
         return EXIT_FAILED
-    newest = results_page.latest(root)
+    newest = [(p, d) for p, d in results_page.latest(root) if chosen is None or d["finding"] in chosen]
+    records = [p for p in results_page.record_paths(root) if chosen is None or p.parent.parent.name in chosen]
     print(
-        f"plugpull report --check: {len(results_page.record_paths(root))} records are valid, the newest of "
-        f"{len(newest)} (finding, pin set) pairs hold their claims, docs/results.md and the generated sections "
-        "are up to date"
+        f"plugpull report --check: {len(records)} records are valid, the newest of "
+        f"{len(newest)} (finding, pin set) pairs hold their claims and witnesses, the claims have their kinds, "
+        "docs/results.md and the generated sections are up to date"
+        + (f" (findings: {', '.join(sorted(chosen))})" if chosen else "")
     )
     return EXIT_OK
 
@@ -519,11 +547,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if modes and args.executor != "local":
             raise UsageError(f"{modes[0]} runs nothing: it takes no --executor")
         if args.check or args.regenerate or args.merge:
+            if args.check and not (args.pin or args.parameter):
+                return check(root, args.finding)
             if args.finding or args.pin or args.parameter:
-                raise UsageError(f"{modes[0]} takes no --finding, --pin or -p: it reads every record")
+                raise UsageError(
+                    f"{modes[0]} takes no --finding, --pin or -p: it reads every record"
+                    + (" (--check takes --finding)" if args.check else "")
+                )
             if args.merge:
                 return merge_records(args.merge, root)
-            return check(root) if args.check else regenerate(root)
+            return regenerate(root)
         if args.list or args.jupyter_path:
             if args.parameter:
                 raise UsageError(f"{modes[0]} takes no -p: it is about (finding, pin set) pairs")

@@ -22,11 +22,20 @@ class Judged:
     status: str  # claims.overall of the lines
     lines: list[claims.LineJudgement]
     unclaimed: list[dict[str, Any]] = field(default_factory=list)
+    witnesses: list[claims.WitnessJudgement] = field(default_factory=list)
+
+    def witness_of(self, line: claims.LineJudgement) -> claims.WitnessJudgement | None:
+        return next((w for w in self.witnesses if w.line is line), None)
 
 
 def judge(finding: Finding, doc: dict[str, Any]) -> Judged:
     lines = claims.judge(finding.claims, doc)
-    return Judged(claims.overall(lines), lines, list(claims.unclaimed(finding.claims, doc)))
+    return Judged(
+        claims.overall(lines),
+        lines,
+        list(claims.unclaimed(finding.claims, doc)),
+        claims.judge_witnesses(lines, doc),
+    )
 
 
 def record_paths(root: Path) -> list[Path]:
@@ -94,19 +103,36 @@ def top_cell(finding: Finding, doc: dict[str, Any], judged: Judged, earlier: lis
     """
     out = ["## Judgement", ""]
     out += claims.summary(judged.lines, version_text(doc))
+    # A witness that disagrees or could not run is said beside the headline, not only in the table.
+    out += [
+        f"- witness {'disagrees' if w.status == claims.DISAGREES else 'could not run'}: `{w.claim.label}` "
+        f"(`{w.witness.script}`): {w.reason}"
+        for w in judged.witnesses
+        if w.status != claims.AGREES
+    ]
     out += [
         "",
         f"Run `{record.run_id(doc)}` of pin set `{doc['pin']}`; each line is judged against the claim in "
         f"`findings/{finding.id}/finding.toml`:",
         "",
-        "| line | claimed | measured | judgement |",
-        "|---|---|---|---|",
+        "| line | kind | claimed | measured | judgement |",
+        "|---|---|---|---|---|",
     ]
     for j in judged.lines:
+        witnessed = judged.witness_of(j)
+        measured = j.measured() if witnessed is None else f"harness: {j.measured()} · witness: {witnessed.text()}"
         out.append(
-            f"| `{j.claim.label}` | {_md(j.expectation.describe())} | {_md(j.cell())} | "
+            f"| `{j.claim.label}` | {j.expectation.kind or '–'} | {_md(j.expectation.describe())} | {_md(measured)} | "
             f"{'**' + j.status + '**' if j.status != claims.REPRODUCES else j.status} |"
         )
+    if judged.witnesses:
+        out += [
+            "",
+            "A witness is a framework-only script in the finding's folder (no plugpull), run in the same environment "
+            "after the notebook: "
+            + "; ".join(f"`{w.claim.label}`: `{w.witness.script}`" for w in judged.witnesses)
+            + ".",
+        ]
     if judged.unclaimed:
         lines = sorted({f"{r['point']} {r.get('target', '')}" for r in judged.unclaimed})
         out += ["", "Lines no claim is about (not judged): " + "; ".join(f"`{line}`" for line in lines)]

@@ -36,14 +36,13 @@ def render(root: Path, finding: Finding) -> str:
 
     out += ["### Where it changes", "", *summary.flip_lines(m), ""]
     out += [f"### {m.framework} releases × lines", ""]
-    head = ["release", *[f"`{line}`" for line in m.lines], "run"]
+    head = ["release", *[f"`{line}`" + (f" ({m.kinds[line]})" if m.kinds.get(line) else "") for line in m.lines], "run"]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     after = {(f.after, f.line) for f in m.flips}
     for column in m.columns:
         cells = []
         for line in m.lines:
-            cell = column.cells.get(line)
-            text = "" if cell is None else cell.text()
+            text = column.shown(line)
             cells.append(f"**{text}** (flip)" if (column.version, line) in after else text)
         out.append(
             f"| {column.version} | " + " | ".join(_md(c) for c in cells) + f" | {column.date} `{column.run_id}` |"
@@ -51,7 +50,11 @@ def render(root: Path, finding: Finding) -> str:
     out += [
         "",
         "PASS: the line's check held; FAIL: it did not (each report says what was counted); a timing line shows "
-        "FAIL runs / finished runs; cannot run: the release does not install or cannot run the scenario.",
+        "FAIL runs / finished runs; cannot run: the release does not install or cannot run the scenario. "
+        "Then whether the finding's claim for that release holds: ✓ reproduces, ✗ does not reproduce, "
+        "~ inconclusive (more runs needed), ? could not run, – no claim. In parentheses after a line: the kind of "
+        "its FAIL claims (bug: breaks what the docs or API promise; documented: a limit the docs state; app: "
+        "follows from the target app's design; expected: nothing durable existed yet).",
         "",
     ]
 

@@ -4,9 +4,12 @@ Everything a run produces is made in a scratch directory first, redacted, and on
 to ``findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json}``: a run that is interrupted leaves no
 half files, and the scratch directory (kernel cwd, TMPDIR, Jupyter runtime) is always removed.
 Records are append-only: a rerun adds files under a new run id and never replaces one (docs/DECISIONS.md).
-Before the HTML is rendered, a cell is put at the top of the executed notebook saying whether the
-finding reproduced on this version, judged from the record against finding.toml's claims, and
-listing the earlier runs of the pin set with theirs (report/claims.py, report/history.py).
+After the notebook, the witnesses of the claims that cover the record (framework-only scripts,
+report/witness.py) run in the same environment and their output goes into the record, with the load
+average at the start and end of the job. Before the HTML is rendered, a cell is put at the top of the
+executed notebook saying whether the finding reproduced on this version, judged from the record against
+finding.toml's claims with each witness beside its line, and listing the earlier runs of the pin set with
+theirs (report/claims.py, report/history.py).
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugpull.report import environment, execution, history, record
+from plugpull.report import environment, execution, history, record, witness
 from plugpull.report.environment import KernelEnv
 from plugpull.report.finding import FINDINGS_DIR, Finding, PinSet
-from plugpull.results import redact
+from plugpull.results import SCHEMA, redact
 
 #: Parameters plugpull report sets itself; -p cannot override them. ``from_python`` only for an
 #: upgrade pair (a pin set with ``from``): the start release's interpreter.
@@ -106,6 +109,7 @@ def run(
     out_root = out_root or finding.root
     outcome = Outcome(job)
     began = time.monotonic()
+    load_start = load_average()
     started_at = dt.datetime.now(dt.timezone.utc)
     scratch = Path(tempfile.mkdtemp(prefix="plugpull-report-"))
     try:
@@ -166,6 +170,19 @@ def run(
         for result in doc["results"]:
             outcome.verdicts[result["verdict"]] = outcome.verdicts.get(result["verdict"], 0) + 1
 
+        # The witnesses run after the notebook (its kernel is gone) and before the top cell, which shows them.
+        witnessed = time.monotonic()
+        doc["witnesses"] = witness.run_all(
+            finding,
+            doc,
+            env.python if env is not None else None,
+            env.start_python if env is not None and pin.start is not None else None,
+            unavailable=outcome.error,
+            progress=progress,
+        )
+        outcome.phases["witnesses"] = time.monotonic() - witnessed
+        doc["schema"] = SCHEMA  # the pipeline's fields (load, witnesses) make it this schema whoever wrote the rest
+
         progress("rendering HTML ...")
         judged = history.judge(finding, doc)
         outcome.status = judged.status
@@ -177,6 +194,7 @@ def run(
 
         outcome.phases["scenario"] = float(doc.get("scenario_seconds") or 0.0)
         outcome.phases["total"] = time.monotonic() - began
+        doc["load"] = {"cores": os.cpu_count(), "start": load_start, "end": load_average()}
         doc["pipeline"] = {
             "command": "plugpull report",
             "lock": pin.requirements.relative_to(finding.root).as_posix(),
@@ -205,6 +223,17 @@ def run(
         return outcome
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (os.getloadavg), rounded; None where the OS has none.
+
+    Timing lines are judged by FAIL rates that move with how busy the machine was: the record keeps it.
+    """
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def _free_run_id(dest: Path, pin: str, started_at: dt.datetime) -> str:

@@ -23,9 +23,10 @@ from plugpull.results import SCHEMA, Result, Verdict, tally, to_document
 
 VERDICTS = {v.value for v in Verdict}
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-#: Schemas a record on disk may have. Schema 1 records (notes glued into ``message``) stay valid
-#: history; every record written now has ``SCHEMA`` (docs/json-schema.md, "Changes from schema 1").
-READABLE = (1, SCHEMA)
+#: Schemas a record on disk may have. Schema 1 records (notes glued into ``message``) and schema 2
+#: records (no ``load``, no ``witnesses``) stay valid history; every record written now has ``SCHEMA``
+#: (docs/json-schema.md, "Changes from schema 1" and "from schema 2").
+READABLE = (1, 2, SCHEMA)
 RUN_ID = re.compile(r"^\d{8}T\d{6}Z$")
 RUN_ID_FORMAT = "%Y%m%dT%H%M%SZ"
 REQUIRED = ("schema", "finding", "pin", "date", "started_at", "versions", "parameters", "results", "error")
@@ -128,6 +129,61 @@ def document_problems(record: Any, where: str, finding: str, folder: str, name: 
             found.extend(f"{where}: results[{i}] {p}" for p in note_problems(result.get("notes")))
     if record["error"] is None and not record["results"]:
         found.append(f"{where}: no results and no error")
+    if isinstance(record["schema"], int) and record["schema"] >= 3:
+        found.extend(f"{where}: {p}" for p in load_problems(record.get("load")))
+        found.extend(f"{where}: {p}" for p in witness_problems(record.get("witnesses")))
+    return found
+
+
+def load_problems(load: Any) -> list[str]:
+    """What is wrong with a record's ``load`` (schema 3): {cores, start, end}, each average 3 numbers or null."""
+    if not isinstance(load, dict):
+        return ["has no load object (cores, start, end)"]
+    found = []
+    if load.get("cores") is not None and (not isinstance(load["cores"], int) or load["cores"] < 1):
+        found.append("load.cores must be a positive number or null")
+    for key in ("start", "end"):
+        value = load.get(key, "missing")
+        if value is not None and not (
+            isinstance(value, list) and len(value) == 3 and all(isinstance(x, (int, float)) for x in value)
+        ):
+            found.append(f"load.{key} must be the 1, 5 and 15 minute load averages or null")
+    return found
+
+
+def witness_problems(witnesses: Any) -> list[str]:
+    """What is wrong with a record's ``witnesses`` (schema 3): a list of {claim, script, args, runs, error}."""
+    if not isinstance(witnesses, list):
+        return ["has no witnesses list"]
+    found = []
+    for i, entry in enumerate(witnesses):
+        at = f"witnesses[{i}]"
+        if not isinstance(entry, dict):
+            found.append(f"{at} is not an object")
+            continue
+        for key in ("claim", "script"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                found.append(f"{at} has no {key}")
+        if not isinstance(entry.get("args"), list) or not all(isinstance(a, str) for a in entry["args"]):
+            found.append(f"{at} args must be a list of strings")
+        if entry.get("error") is not None and not isinstance(entry["error"], str):
+            found.append(f"{at} error must be null or a string")
+        runs = entry.get("runs")
+        if not isinstance(runs, list):
+            found.append(f"{at} has no runs list")
+            continue
+        for j, run in enumerate(runs):
+            if not isinstance(run, dict):
+                found.append(f"{at}.runs[{j}] is not an object")
+                continue
+            if run.get("exit_code") is not None and not isinstance(run["exit_code"], int):
+                found.append(f"{at}.runs[{j}] exit_code must be a number or null")
+            if not isinstance(run.get("seconds"), (int, float)):
+                found.append(f"{at}.runs[{j}] has no seconds")
+            if run.get("output") is not None and not isinstance(run["output"], dict):
+                found.append(f"{at}.runs[{j}] output must be an object or null")
+            if not isinstance(run.get("stderr_tail", ""), str):
+                found.append(f"{at}.runs[{j}] stderr_tail must be a string")
     return found
 
 

@@ -30,9 +30,11 @@ Generated from the newest run record per finding and pin set (findings/&lt;id&gt
 and each finding's claims (findings/&lt;id&gt;/finding.toml). Earlier runs stay beside it; each HTML report lists them.
 Versions were read inside the environment that ran.
 
-Matrix cells: the measured verdict (with repeats, the count of each) or, on a timing line, FAIL / finished runs
-and the 95 % Wilson interval; then whether the line's claim for that version holds:
-✓ reproduces, ✗ does not reproduce, ? could not run (ERROR, or not run), – no claim for this version.
+Each claimed line is named with the kind of its FAIL claims (bug, documented, app, expected: docs/report.md,
+"Kinds and witnesses"). Matrix cells: the measured verdict (with repeats, the count of each) or, on a timing
+line, FAIL / finished runs and the 95 % Wilson interval; then whether the line's claim for that version holds:
+✓ reproduces, ✗ does not reproduce, ~ inconclusive (a timing line whose rate is outside the claimed range
+while its 95 % interval reaches it: more runs needed), ? could not run (ERROR, or not run), – no claim for this version.
 """
 COLUMNS = (
     "finding",
@@ -49,7 +51,12 @@ COLUMNS = (
     "date",
     "report",
 )
-MARK = {claims.REPRODUCES: "✓", claims.DOES_NOT_REPRODUCE: "✗", claims.COULD_NOT_RUN: "?"}
+MARK = claims.MARKS
+MARKS_TEXT = (
+    "✓ reproduces, ✗ does not reproduce, ~ inconclusive (the rate is outside the claimed range, its 95 % interval "
+    "reaches it: more runs needed), ? could not run"
+)
+LEGEND = MARKS_TEXT + ", – no claim for this pin set; after a line, the kind of its FAIL claims."
 SECTION = re.compile(
     r"(<!-- plugpull:generated (?P<name>[^>]*?) -->\n)(?P<body>.*?)(<!-- /plugpull:generated -->)", re.DOTALL
 )
@@ -185,9 +192,11 @@ def matrix(finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> str:
             j = per_record.get(id(claim))
             cells.append("–" if j is None else f"{_cell(j.cell())} {MARK[j.status]}")
         label = claim.label + (f" (timing, {claim.repeats} runs)" if claim.timing else "")
+        kinds = claim.kinds()
+        label += f" · {', '.join(kinds)}" if kinds else ""
         out.append(f"| {_cell(label)} | " + " | ".join(cells) + " |")
     runs = ", ".join(f"{doc['pin']} `{record.run_id(doc)}`" for _, doc in mine)
-    out += ["", f"Runs: {runs}."]
+    out += ["", f"Runs: {runs}.", "", LEGEND]
     return "\n".join(out) + "\n"
 
 
@@ -242,6 +251,82 @@ def _upgrade_cell(finding: Finding, doc: dict[str, Any], refused: str) -> str:
     return text + (f" {MARK[status]}" if status else "")
 
 
+def kinds_section(finding: Finding) -> str:
+    """The ``kinds FINDING`` section of a finding page: one row per claimed line and FAIL expectation (rows of
+    one line with the same support merged): its kind, why, the quote, issue or search behind it, its witness."""
+    rows: dict[tuple[str, Any], list[str]] = {}
+    for claim in finding.claims:
+        for e in claim.expect:
+            if e.expects_fail:
+                rows.setdefault((claim.label, e.support), []).append(e.scope())
+    if not rows:
+        return f"No claim of {finding.id} expects a FAIL.\n"
+    out = ["| line | for | kind | because | source | witness |", "|---|---|---|---|---|---|"]
+    for (label, support), scopes in rows.items():
+        witness = (
+            f"[{support.witness.script}](../findings/{finding.id}/{support.witness.script})"
+            + (f" `{' '.join(support.witness.args)}`" if support.witness.args else "")
+            if support.witness
+            else "—"
+        )
+        cells = [f"`{label}`", "; ".join(scopes), support.kind or "**no kind**", support.because or "—"]
+        cells += [support.source() or "—", witness]
+        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _release(doc: dict[str, Any], version: str | None) -> str:
+    pair = doc.get("upgrade") if isinstance(doc.get("upgrade"), dict) else None
+    if pair and pair.get("from") and pair.get("to"):
+        return f"{pair['from']} → {pair['to']}"
+    return version or doc["pin"]
+
+
+def shows_section(root: Path, findings: dict[str, Finding], newest: list[tuple[Path, dict[str, Any]]]) -> str:
+    """README's "what it shows" table: per finding its targets, scenarios and FAIL lines grouped by kind,
+    each with the releases its newest records measured it on and whether the claim held there."""
+    out = ["| target | scenario | what it shows | details |", "|---|---|---|---|"]
+    for finding in findings.values():
+        mine = [doc for _, doc in newest if doc["finding"] == finding.id]
+        scenarios = sorted({r["scenario"] for doc in mine for r in doc.get("results") or []}) or sorted(
+            {c.scenario for c in finding.claims if c.scenario}
+        )
+        # kind -> line -> [(release, mark)]
+        grouped: dict[str, dict[str, list[tuple[str, str]]]] = {}
+        for doc in mine:
+            for j in claims.judge(finding.claims, doc):
+                if j.expectation.expects_fail:
+                    kind = j.expectation.kind or "no kind"
+                    release = (_release(doc, j.version), MARK[j.status])
+                    grouped.setdefault(kind, {}).setdefault(j.claim.label, []).append(release)
+        parts = []
+        for kind in [*claims.KINDS, "no kind"]:
+            lines = grouped.get(kind)
+            if not lines:
+                continue
+            # Lines measured on the same releases with the same marks are listed together.
+            by_releases: dict[str, list[str]] = {}
+            for label, releases in lines.items():
+                ordered = sorted(set(releases), key=lambda r: claims.version_key(r[0].split(" → ")[0]))
+                by_releases.setdefault(", ".join(f"{v} {m}" for v, m in ordered), []).append(f"`{label}`")
+            parts.append(f"**{kind}**: " + "; ".join(f"{', '.join(ls)} on {rs}" for rs, ls in by_releases.items()))
+        shows = f"{finding.title}. " + (
+            ". ".join(parts) + "." if parts else "No FAIL line." if mine else "No record yet."
+        )
+        page = root / "docs" / f"finding-{finding.id}.md"
+        details = (
+            f"[docs/finding-{finding.id}.md](../docs/finding-{finding.id}.md)"
+            if page.is_file()
+            else f"[docs/results.md](../docs/results.md#{finding.id})"
+        )
+        targets = ", ".join(f"`{t}`" for t in finding.targets)
+        out.append(f"| {targets} | {', '.join(scenarios) or '—'} | {_cell(shows)} | {details} |")
+    return "\n".join(out) + (
+        "\n\nGenerated from each finding's claims and newest records: the FAIL lines grouped by kind, each with the "
+        f"releases it was measured on and whether its claim held there ({MARKS_TEXT}).\n"
+    )
+
+
 def _rel(finding: Finding, path: Path) -> str:
     return path.with_suffix(".html").relative_to(finding.root).as_posix()
 
@@ -273,6 +358,10 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
     """The body of a generated section. ``matrix FINDING``: that finding's matrix, links relative
     to docs/ (where the finding pages are); README's are rewritten to the repository root."""
     kind, _, arg = name.partition(" ")
+    if kind == "shows" and not arg:
+        return shows_section(root, findings, newest)
+    if kind == "kinds" and arg in findings:
+        return kinds_section(findings[arg])
     if kind == "matrix" and arg in findings:
         return matrix(findings[arg], newest)
     if kind == "upgrade-matrix" and arg in findings:
@@ -282,7 +371,8 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
 
         return summary.flips_section(root, findings[arg])
     raise FindingError(
-        f"unknown generated section {name!r} (known: matrix FINDING-ID, upgrade-matrix FINDING-ID, flips FINDING-ID)"
+        f"unknown generated section {name!r} (known: matrix FINDING-ID, upgrade-matrix FINDING-ID, flips FINDING-ID, "
+        "kinds FINDING-ID, shows)"
     )
 
 
@@ -322,22 +412,67 @@ def _diff(actual: str, expected: str, name: str) -> str:
     return "\n".join(diff)
 
 
-def check(root: Path) -> list[str]:
+def witness_text(finding: Finding, script: str) -> str | None:
+    """A witness script's text, or None when it is not a file under the repository's findings/."""
+    path = (finding.directory / script).resolve()
+    if not path.is_relative_to((finding.root / "findings").resolve()) or not path.is_file():
+        return None
+    return path.read_text(errors="replace")
+
+
+def finding_problems(root: Path, finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> list[str]:
+    """What ``--check`` fails on for one finding: its claims' policy (claims.policy: kinds and what backs
+    them), every newest record that contradicts a claimed line, a witness that disagrees with its line, and a
+    bug or documented line whose newest record holds no witness output that ran (any schema: the record must
+    be rerun)."""
+    where = str((finding.directory / "finding.toml").relative_to(root))
+    found = claims.policy(finding.claims, where, lambda script: witness_text(finding, script))
+    for path, doc in newest:
+        if doc["finding"] != finding.id:
+            continue
+        at = str(path.relative_to(root))
+        found += claims.contradictions(finding.claims, doc, at)
+        lines = claims.judge(finding.claims, doc)
+        found += claims.witness_problems(lines, doc, at, f"plugpull report --finding {finding.id} --pin {doc['pin']}")
+    return found
+
+
+def inconclusive(root: Path, only: set[str] | None = None) -> list[str]:
+    """One line per newest record's line that is inconclusive (``--check`` prints them; they need more runs)."""
+    try:
+        findings = load_all(root)
+    except FindingError:
+        return []
+    out = []
+    for path, doc in latest(root):
+        finding = findings.get(doc["finding"])
+        if finding is None or (only is not None and finding.id not in only):
+            continue
+        out += [
+            f"{path.relative_to(root)}: {j.claim.label} is inconclusive: {j.reason}"
+            for j in claims.judge(finding.claims, doc)
+            if j.status == claims.INCONCLUSIVE
+        ]
+    return out
+
+
+def check(root: Path, only: set[str] | None = None) -> list[str]:
     """Every problem with the records, the claims and the generated pages; empty when all is well.
 
-    One line per record that contradicts its claim: the newest record of each (finding, pin).
+    ``only``: the records and claims of these findings (the pages are always checked whole). One line per
+    problem: a record that is not valid, a claim's policy, a newest record that contradicts a claim, a
+    witness that disagrees or did not run, a page out of date.
     """
-    found = [p for path in record_paths(root) for p in record.problems(path, path.parent.parent)]
+    paths = [p for p in record_paths(root) if only is None or p.parent.parent.name in only]
+    found = [p for path in paths for p in record.problems(path, path.parent.parent)]
     try:
         findings = load_all(root)
     except FindingError as exc:
         return found + [str(exc)]
     newest = latest(root)
-    for path, doc in newest:
-        finding = findings.get(doc["finding"])
-        if finding is None:  # nothing claimed: nothing to contradict
-            continue
-        found += claims.contradictions(finding.claims, doc, str(path.relative_to(root)))
+    for finding in findings.values():
+        if only is None or finding.id in only:
+            found += finding_problems(root, finding, newest)
     page = root / PAGE
     expected = render(root)
     actual = page.read_text() if page.exists() else ""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plugpull.report import claims as claim_logic
 from plugpull.report import flips as flip_logic
 from plugpull.report import history, record, sweep
 from plugpull.report.finding import FINDINGS_DIR, Finding, load_all
@@ -45,6 +46,16 @@ class Column:
     record: str  # path of the record's HTML, relative to the finding's folder
     cells: dict[str, flip_logic.Cell]
     error: str | None = None
+    # Line -> the record's judgement of it against its claim (claims.REPRODUCES, ...); absent: no claim
+    # covers this release.
+    statuses: dict[str, str] = field(default_factory=dict)
+
+    def shown(self, line: str) -> str:
+        """The cell as tables show it: the outcome and the judgement's mark (``FAIL ✓``, ``FAIL 0/20 ~``)."""
+        cell = self.cells.get(line)
+        if cell is None:
+            return ""
+        return f"{cell.text()} {claim_logic.MARKS.get(self.statuses.get(line, ''), claim_logic.NO_CLAIM_MARK)}"
 
 
 @dataclass
@@ -57,6 +68,11 @@ class Matrix:
     releases: list[str]  # every release the sweep listed (or the measured ones without a sweep)
     flips: list[flip_logic.Flip] = field(default_factory=list)
     availability: flip_logic.Availability = field(default_factory=flip_logic.Availability)
+    kinds: dict[str, str] = field(default_factory=dict)  # line -> its FAIL claims' kinds ("" for none)
+
+    def shown(self, line: str) -> str:
+        """The line with its kinds, as tables name it: ``after-effect key=none · documented``."""
+        return f"{line} · {self.kinds[line]}" if self.kinds.get(line) else line
 
     @property
     def unmeasured(self) -> list[str]:
@@ -74,8 +90,9 @@ def matrix(root: Path, finding_id: str, package: str | None = None) -> Matrix:
     for version, (cells, doc) in sweep.measured(finding, package).items():
         date = doc["date"]
         html = f"{date}/{record.stem(doc)}.html"
+        statuses = {j.claim.label: j.status for j in claim_logic.judge(claims, doc)}
         columns.append(
-            Column(version, doc["pin"], date, record.run_id(doc), html, cells, doc.get("error")),
+            Column(version, doc["pin"], date, record.run_id(doc), html, cells, doc.get("error"), statuses),
         )
     columns.sort(key=lambda c: _version_sort_key(c.version))
     listed = sweep.read_sweep(finding)
@@ -92,6 +109,7 @@ def matrix(root: Path, finding_id: str, package: str | None = None) -> Matrix:
         releases=releases,
         flips=flip_logic.flips(releases, measured),
         availability=flip_logic.availability(releases, measured),
+        kinds={c.label: ", ".join(c.kinds()) for c in claims},
     )
 
 
