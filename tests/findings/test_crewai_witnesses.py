@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("crewai")
+pytestmark = pytest.mark.witness
 
 WITNESSES = Path(__file__).parents[2] / "findings" / "crewai-flow-restore" / "witness"
 

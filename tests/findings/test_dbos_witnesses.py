@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("dbos")
+pytestmark = pytest.mark.witness
 
 FINDINGS = Path(__file__).parents[2] / "findings"
 

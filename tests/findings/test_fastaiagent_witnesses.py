@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("fastaiagent")
+pytestmark = pytest.mark.witness
 
 WITNESSES = Path(__file__).parents[2] / "findings" / "resume-after-approval" / "witness"
 VERSION = importlib.metadata.version("fastaiagent")
