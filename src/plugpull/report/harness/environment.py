@@ -36,6 +36,11 @@ KERNEL_ONLY = (
     r"fontTools|kiwisolver|contourpy|pygments|prompt_toolkit|jedi|parso|debugpy|pyparsing|dateutil|pytz|tzdata|"
     r"cycler|traitlets|comm|psutil|matplotlib_inline|stack_data|executing|asttokens|pure_eval|wcwidth|pexpect)/"
 )
+# Project templates some packages ship as .py files with placeholders in them (crewai_cli's
+# `templates/tool/src/{{folder_name}}/tool.py`): not importable Python, and compileall exits 1 on them,
+# which failed every CrewAI environment build (issue 20).
+TEMPLATES = r"/site-packages/[^/]+/templates/"
+NOT_COMPILED = f"{KERNEL_ONLY}|{TEMPLATES}"
 
 
 def cache_dir() -> Path:
@@ -159,7 +164,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
                 # were most of a cold build's time (docs/performance.md, "Sweeps").
                 site = next((venv / "lib").glob("python3*/site-packages"))
                 _run(
-                    [str(python), "-m", "compileall", "-q", "-j", "0", "-x", KERNEL_ONLY, str(site)],
+                    [str(python), "-m", "compileall", "-q", "-j", "0", "-x", NOT_COMPILED, str(site)],
                     "compileall",
                 )
                 phases["venv"] = time.monotonic() - began
