@@ -18,7 +18,7 @@ def test_the_source_digest_changes_with_any_source_file_and_ignores_bytecode(tmp
 def test_bytecode_is_compiled_ahead_for_the_framework_but_not_for_kernel_only_packages_or_project_templates():
     import re
 
-    from plugpull.report.environment import NOT_COMPILED
+    from plugpull.report.harness.environment import NOT_COMPILED
 
     site = "/venv/lib/python3.11/site-packages"
     skipped = re.compile(NOT_COMPILED)

@@ -70,16 +70,3 @@ def test_no_module_of_report_imports_itself_back_through_others():
     for name in sorted(graph):
         visit(name, [name], {name})
     assert cycles == []
-
-
-def test_the_old_names_are_the_moved_modules_for_one_release():
-    # Notebooks written before the cut say `from plugpull.report import notebook as nb`; tests on other branches
-    # `from plugpull.report.witness import run_once`.
-    from plugpull.report import notebook, results_page
-    from plugpull.report.harness import pages, witness
-    from plugpull.report.kernel import notebook as kernel_notebook
-    from plugpull.report.witness import run_once
-
-    assert (notebook, results_page, run_once) == (kernel_notebook, pages, witness.run_once)
-    assert kernel_notebook.__spec__.name == "plugpull.report.kernel.notebook"  # the moved module is untouched
-    assert all(not (REPORT / f"{old}.py").exists() for old in plugpull.report.MOVED)  # git follows the renames
