@@ -53,3 +53,29 @@ def test_a_failed_boundary_is_named_by_what_broke():
     assert kind("effect duplicated: the provider saw 2 refund (expected 1)") == "dup"
     assert kind("effect lost: the provider saw 0 refund (expected 1)") == "lost"
     assert kind('result differs from the clean run: $.answer: clean "a", resumed null') == "result"
+
+
+def test_the_rate_plot_is_one_row_per_line_and_as_wide_with_thirteen_lines_as_with_one():
+    # Drawn wider than a record's page (1100 px), the plot was shrunk with its 8 pt text (issue 25): it now
+    # grows downwards, one row per line, and its saved bounds stay inside the page at 100 dpi.
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from plugpull.report.kernel.notebook import plot
+
+    def results(n: int) -> list[Result]:
+        return [
+            Result(Verdict.FAIL if i % 2 else Verdict.PASS, "kill-mid-tool", f"after-effect variant-{i}", "t", "m")
+            for i in range(n)
+        ]
+
+    widths = []
+    for n in (1, 13):
+        fig = plot(results(n))
+        assert len(fig.axes[0].get_yticklabels()) == n
+        out = io.BytesIO()
+        fig.savefig(out, format="png", dpi=100, bbox_inches="tight")
+        widths.append(int.from_bytes(out.getvalue()[16:20], "big"))  # the PNG's IHDR width
+    assert widths[0] == widths[1] and widths[1] <= 1100

@@ -275,33 +275,40 @@ def counts_text(result: Result) -> str:
 def plot(results: list[Result], repeats: int | None = None):
     """The FAIL rate per line (point, target options) with its 95 % Wilson interval, labelled with
     the counts: a line run once shows 0 or 1 with a wide interval, which is what one run tells.
-    ``repeats`` is accepted for older notebooks and unused (each line says its own run count)."""
+    ``repeats`` is accepted for older notebooks and unused (each line says its own run count).
+
+    One row per line, 9 inches wide whatever the number of lines (it grows downwards): a page 1100 px wide
+    shows it at its own size, so its 8 pt text is not shrunk with a figure drawn wider than the page."""
+    import textwrap
+
     import matplotlib.pyplot as plt
 
     rows = lines(results)
     several = len({r["framework"] for r in rows}) > 1
     labels = [
-        (f"{r['framework']}\n" if several else "") + r["point"] + "".join(f"\n{o}" for o in r["options"].split())
+        textwrap.fill(" ".join([*([r["framework"]] if several else []), r["point"], *r["options"].split()]), 42)
         for r in rows
     ]
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(rows) + 1.5), 4.2))
+    height = max(2.4, sum(0.16 * (label.count("\n") + 1) + 0.2 for label in labels) + 1.1)
+    fig, ax = plt.subplots(figsize=(9.0, height))
     for i, r in enumerate(rows):
         if r["fail_rate"] is None:  # every run ERROR: no rate
-            ax.annotate(f"ERROR ×{r['ERROR']}", (i, 0.02), ha="center", fontsize=8, color="#616161")
+            ax.annotate(f"ERROR ×{r['ERROR']}", (0.02, i), va="center", fontsize=8, color="#616161")
             continue
         rate = r["fail_rate"]
         color = "#c62828" if rate > 0 else "#2e7d32"
-        ax.bar(i, rate, color=color, alpha=0.35, width=0.6)
+        ax.barh(i, rate, color=color, alpha=0.35, height=0.6)
         ax.errorbar(
-            i, rate, yerr=[[rate - r["ci_low"]], [r["ci_high"] - rate]], fmt="o", color=color, capsize=4, lw=1.5
+            rate, i, xerr=[[rate - r["ci_low"]], [r["ci_high"] - rate]], fmt="o", color=color, capsize=4, lw=1.5
         )
-        text = f"{r['FAIL']}/{r['PASS'] + r['FAIL']}" + (f"\n+{r['ERROR']} ERROR" if r["ERROR"] else "")
-        ax.annotate(text, (i, min(r["ci_high"] + 0.03, 1.02)), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(range(len(rows)), labels, fontsize=8)
-    ax.set_ylim(0, 1.15)
-    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
-    ax.set_ylabel("FAIL rate (95 % Wilson interval)")
-    ax.set_title("FAIL rate per point and variant (FAIL / finished runs)")
+        text = f"{r['FAIL']}/{r['PASS'] + r['FAIL']}" + (f" +{r['ERROR']} ERROR" if r["ERROR"] else "")
+        ax.annotate(text, (min(r["ci_high"] + 0.02, 1.02), i), va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # the first line on top, as in the tables
+    ax.set_xlim(0, 1.2)
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_xlabel("FAIL rate (95 % Wilson interval)")
+    ax.set_title("FAIL rate per point and variant (FAIL / finished runs)", fontsize=10)
     fig.tight_layout()
     return fig
 
