@@ -7,15 +7,17 @@ a release that does not exist, in this Python's kernel: the machinery, not a fra
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
 from builders import make_repo
 from fake_index import served
 
-from plugpull.report.harness import environment, issue_body, package_index, pages, pipeline, summary, sweep
+from plugpull.report.harness import environment, flips, issue_body, package_index, pages, pipeline, summary, sweep
 from plugpull.report.harness.finding import load_all
 
 
@@ -180,7 +182,9 @@ def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_name
     assert pages.check(root) == []
 
 
-def test_the_summary_notebook_writes_an_html_with_the_heatmap(tmp_path, current_kernel, monkeypatch):
+def test_the_summary_notebook_writes_an_html_with_the_heatmap_as_svg_text_and_the_cells_as_a_table(
+    tmp_path, current_kernel, monkeypatch
+):
     root = demo(tmp_path)
     finding = load_all(root)["demo"]
     run = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit="abc", make_env=lambda job: current_kernel)
@@ -190,7 +194,11 @@ def test_the_summary_notebook_writes_an_html_with_the_heatmap(tmp_path, current_
     )
     monkeypatch.setattr(environment, "current", lambda prefix: current_kernel)
     html = summary.write(root, "demo").read_text()
-    assert "data:image/png;base64" in html and "1.17.0" in html and "no flip" in html
+    assert "1.17.0" in html and "no flip" in html
+    encoded = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
+    figure = base64.b64decode(encoded.group(1)).decode()
+    assert "PASS ✓" in figure and "dc:date" not in figure  # the heatmap's text is text; no date in it
+    assert "data:image/png" not in html and '<table class="cells">' in html and "dataframe" not in html
 
 
 def test_an_error_run_gives_its_reason_from_the_last_line_of_the_targets_stderr_without_paths():
@@ -211,3 +219,56 @@ def test_the_committed_upgrade_records_reach_the_summary_of_their_framework_one_
     assert {u.line for u in refused} >= {"before-effect variant=swap", "after-effect variant=control"}
     assert all(u.verdict == "FAIL" and u.message.startswith("refused the saved run") for u in refused)
     assert {(u.source, u.target) for u in summary.upgrades(root, "openai-agents")} >= {("0.22.2", "0.24.0")}
+
+
+def test_a_record_of_another_framework_that_installs_the_package_is_no_measurement_of_it():
+    # Pydantic AI's pin sets install DBOS without running a DBOS line: its DBOS version is no release measured.
+    assert sweep.is_about({"framework": "dbos", "results": []}, "dbos")
+    assert sweep.is_about({"results": [{"framework": "pydantic-ai-slim"}]}, "dbos")  # a record naming none
+    assert sweep.is_about({"framework": "pydantic-ai-slim", "results": [{"framework": "dbos"}]}, "dbos")
+    assert not sweep.is_about({"framework": "pydantic-ai-slim", "results": [{"framework": "pydantic-ai-slim"}]}, "dbos")
+
+
+def column(version: str, cells: dict) -> summary.Column:
+    return summary.Column(version, f"six-{version}", "2026-11-30", f"20261130T00000{version[0]}Z", "r.html", cells)
+
+
+def test_the_cells_table_has_no_index_column_and_lists_each_reason_a_release_cannot_run_once():
+    reason = "a clean run ended (exit code 1): ImportError: cannot import name 'step'"
+    m = summary.Matrix(
+        "demo",
+        "six",
+        ["after-effect", "before-effect"],
+        {},
+        [
+            column("1.0", {"after-effect": flips.cannot_run(reason), "before-effect": flips.cannot_run(reason)}),
+            column(
+                "2.0",
+                {
+                    "after-effect": flips.cell_of(["FAIL"], False, ""),
+                    "before-effect": flips.cell_of(["PASS"], False, ""),
+                },
+            ),
+        ],
+        ["1.0", "2.0"],
+    )
+    table = summary.cells_table(m, m.columns)
+    assert table.startswith('<table class="cells"><thead><tr><th>line</th><th><a href="r.html">1.0</a>')
+    assert table.count("cannot run – <sup>1</sup>") == 2 and table.count(reason.replace("'", "&#x27;")) == 1
+    assert "<td>FAIL –</td>" in table and "<td>PASS –</td>" in table
+
+
+def test_every_error_row_of_the_upgrades_table_says_why():
+    up = summary.Upgrade(
+        "six", "after-effect", "after-effect", "1.0", "2.0", "ERROR", "20261130T000000Z", "2026-11-30", "ended",
+        "demo/2026-11-30/r.html", "ended: RuntimeError: checkpoint refused",
+    )  # fmt: skip
+    table = summary.upgrades_table([up])
+    assert "<td>ERROR</td><td>ended: RuntimeError: checkpoint refused</td>" in table
+    assert '<a href="../demo/2026-11-30/r.html">20261130T000000Z</a>' in table
+
+
+@pytest.mark.parametrize(("releases", "sizes"), [(1, [1]), (7, [7]), (8, [4, 4]), (10, [5, 5]), (15, [5, 5, 5])])
+def test_releases_are_split_into_even_groups_of_at_most_seven(releases, sizes):
+    m = summary.Matrix("demo", "six", [], {}, [column(f"{i}.0", {}) for i in range(releases)], [])
+    assert [len(group) for group in summary.chunks(m)] == sizes

@@ -35,10 +35,19 @@ pre { background: #f6f8fa; padding: .6em .8em; overflow-x: auto; border-radius: 
 .output_stderr pre { background: #fff5f5; }
 .prompt { display: none; }
 .input_area { margin-top: 1.2em; }
-table { border-collapse: collapse; margin: .6em 0; font-size: 13px; }
-th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 13px; max-width: 100%; }
+th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 th { background: #f6f8fa; }
-img { max-width: 100%; }
+table.cells, table.upgrades { width: 100%; table-layout: fixed; }
+table.cells thead th:first-child, table.cells tbody th { width: 30%; font-weight: 400; }
+table.cells small { color: #57606a; }
+td.cannot { background: #eaeef2; color: #424a53; }
+ol.reasons { font-size: 13px; color: #424a53; margin-top: 0; }
+table.upgrades th:nth-child(1) { width: 22%; } table.upgrades th:nth-child(2), table.upgrades th:nth-child(3) { width: 8%; }
+table.upgrades th:nth-child(4) { width: 7%; } table.upgrades th:nth-child(6) { width: 16%; }
+.anchor-link { visibility: hidden; text-decoration: none; }
+h1:hover .anchor-link, h2:hover .anchor-link, h3:hover .anchor-link { visibility: visible; }
+img, svg { max-width: 100%; height: auto; }
 blockquote { margin: .5em 0; padding-left: 1em; border-left: 3px solid #d0d7de; color: #555; }
 """
 PAGE = """<!DOCTYPE html>

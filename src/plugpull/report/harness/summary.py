@@ -11,6 +11,7 @@ carry ``from`` and ``to`` options (the resume-after-upgrade scenario), shown as 
 
 from __future__ import annotations
 
+import html
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -178,12 +179,14 @@ class Upgrade:
     run_id: str
     date: str
     message: str
+    record: str = ""  # the record's HTML, relative to findings/
+    reason: str = ""  # an ERROR's message with the last line of the target's stderr (sweep.error_reason)
 
 
 def upgrades(root: Path, package: str) -> list[Upgrade]:
     """Upgrade runs of ``package`` in any finding's newest records (results with ``from``/``to`` options)."""
     out = []
-    for _, doc in history.latest(root):
+    for path, doc in history.latest(root):
         for r in doc.get("results") or []:
             options = r.get("options") or {}
             # The resume-after-upgrade scenario writes the two releases in each result's evidence and
@@ -206,9 +209,79 @@ def upgrades(root: Path, package: str) -> list[Upgrade]:
                         record.run_id(doc),
                         doc["date"],
                         r.get("message", ""),
+                        path.with_suffix(".html").relative_to(root / FINDINGS_DIR).as_posix(),
+                        sweep.error_reason(r) if r.get("verdict") == "ERROR" else str(r.get("message", "")),
                     )
                 )
-    return out
+    return sorted(out, key=lambda u: (u.line, versions.sort_key(u.source), versions.sort_key(u.target)))
+
+
+# --- the page's tables, as HTML (no pandas index, links to the records, text that wraps) ------------------
+
+#: Releases per heatmap and per table, so a sweep of 30 releases is several that fit the page, not one too wide.
+CHUNK = 7
+
+
+def chunks(m: Matrix, size: int = CHUNK) -> list[list[Column]]:
+    """The measured releases, oldest first, in as few groups of at most ``size`` as there must be, of even sizes
+    (10 releases: 5 and 5, not 7 and 3)."""
+    if not m.columns:
+        return [[]]
+    groups = -(-len(m.columns) // size)
+    each = -(-len(m.columns) // groups)
+    return [m.columns[i : i + each] for i in range(0, len(m.columns), each)]
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def cells_table(m: Matrix, columns: list[Column]) -> str:
+    """Lines x ``columns``: each cell the outcome with the judgement's mark, or "cannot run" with the number of
+    its reason, listed once under the table (a release that cannot run usually fails every line the same way).
+    Each release's head links its record and gives its run id."""
+    if not columns or not m.lines:
+        return "<p>no record yet</p>"
+    head = "".join(
+        f'<th><a href="{_e(c.record)}">{_e(c.version)}</a><br><small>{_e(c.run_id).replace("T", "T<wbr>", 1)}</small></th>'
+        for c in columns
+    )
+    reasons: list[str] = []
+    rows = []
+    for line in m.lines:
+        cells = []
+        for c in columns:
+            cell = c.cells.get(line)
+            if cell is None:
+                cells.append("<td></td>")
+            elif not cell.runnable:
+                reason = cell.reason[:300] or "no reason recorded"
+                if reason not in reasons:
+                    reasons.append(reason)
+                mark = claim_logic.MARKS.get(c.statuses.get(line, ""), claim_logic.NO_CLAIM_MARK)
+                cells.append(f'<td class="cannot">cannot run {mark} <sup>{reasons.index(reason) + 1}</sup></td>')
+            else:
+                cells.append(f"<td>{_e(c.shown(line))}</td>")
+        rows.append(f"<tr><th>{_e(m.shown(line))}</th>{''.join(cells)}</tr>")
+    table = f'<table class="cells"><thead><tr><th>line</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    if reasons:
+        table += '<ol class="reasons">' + "".join(f"<li>cannot run: {_e(r)}</li>" for r in reasons) + "</ol>"
+    return table
+
+
+def upgrades_table(ups: list[Upgrade]) -> str:
+    """One row per upgrade run: the line, the two releases, the verdict and why (an ERROR's reason included)."""
+    if not ups:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(u.line)}</td><td>{_e(u.source)}</td><td>{_e(u.target)}</td><td>{_e(u.verdict)}</td>"
+        f'<td>{_e(u.reason or u.message)}</td><td><a href="../{_e(u.record)}">{_e(u.run_id)}</a></td></tr>'
+        for u in ups
+    )
+    return (
+        '<table class="upgrades"><thead><tr><th>line</th><th>saved on</th><th>resumed on</th><th>verdict</th>'
+        f"<th>why</th><th>record</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def write(root: Path, finding_id: str) -> Path:

@@ -272,6 +272,8 @@ def measured(finding: Finding, package: str) -> dict[str, tuple[dict[str, flips.
             newest[doc["pin"]] = doc  # oldest first: the newest wins
     ranked = sorted(newest.values(), key=lambda d: (d["date"], d.get("run_id") or ""))
     for doc in ranked:
+        if not is_about(doc, package):
+            continue
         version = record_version(doc, package, finding)
         if version is None:
             continue
@@ -279,6 +281,14 @@ def measured(finding: Finding, package: str) -> dict[str, tuple[dict[str, flips.
         if made:
             out[version] = (made, doc)  # a newer record of the same version (another pin set) wins
     return out
+
+
+def is_about(doc: dict[str, Any], package: str) -> bool:
+    """Whether a record measured ``package``: it is named after it, or one of its results ran it. A pin set of
+    a finding about several frameworks can install one as another's dependency (Pydantic AI's pin sets install
+    DBOS) without running its lines; its version there is no measurement of them."""
+    results = doc.get("results") or []
+    return doc.get("framework") in (None, package) or any(r.get("framework") == package for r in results)
 
 
 def read_sweep(finding: Finding) -> dict[str, Any] | None:
