@@ -500,7 +500,7 @@ def check(root: Path, only: list[str] | None = None) -> int:
     print(
         f"{PROG} check: {len(records)} records are valid, the newest of "
         f"{len(newest)} (finding, pin set) pairs hold their claims and witnesses, the claims have their kinds, "
-        "docs/results.md and the generated sections are up to date"
+        "docs/results.md, the scorecard and the generated sections are up to date"
         + (f" (findings: {', '.join(sorted(chosen))})" if chosen else "")
     )
     return EXIT_OK
@@ -511,7 +511,7 @@ def regenerate(root: Path) -> int:
         page = pages.write(root)
     except FindingError as exc:
         raise UsageError(str(exc)) from None
-    print(f"{PROG} regenerate: wrote {page.relative_to(root)} and the generated doc sections")
+    print(f"{PROG} regenerate: wrote {page.relative_to(root)}, the scorecard and the generated doc sections")
     return EXIT_OK
 
 
@@ -555,7 +555,7 @@ def merge_records(folders: list[Path], root: Path) -> int:
     page = pages.write(root)
     print(
         f"{PROG} merge: {len(new)} new record(s) from {len(folders)} folder(s); "
-        f"wrote {page.relative_to(root)} and the generated doc sections"
+        f"wrote {page.relative_to(root)}, the scorecard and the generated doc sections"
     )
     return EXIT_OK
 

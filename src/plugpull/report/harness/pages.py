@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from plugpull.report.harness import history, markdown
+from plugpull.report.harness import history, markdown, scorecard
 from plugpull.report.harness.finding import Finding, FindingError, load_all
 from plugpull.report.kernel import claims, record, versions
 
@@ -367,8 +367,11 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
 
 
 def hand_written(root: Path) -> list[Path]:
-    """The hand-written pages that may hold generated sections."""
-    return [p for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))] if p.is_file() and p != root / PAGE]
+    """The hand-written pages that may hold generated sections (not docs/results.md nor the scorecard: generated whole)."""
+    generated = {root / PAGE, root / scorecard.PAGE}
+    return [
+        p for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))] if p.is_file() and p not in generated
+    ]
 
 
 def regenerate_text(root: Path, path: Path, text: str, findings, newest) -> str:
@@ -382,11 +385,17 @@ def regenerate_text(root: Path, path: Path, text: str, findings, newest) -> str:
 
 
 def write(root: Path) -> Path:
-    """docs/results.md and every generated section, from the records on disk."""
+    """docs/results.md, the scorecard (docs/scorecard.md, findings/scorecard.html) and every generated section,
+    from the records on disk. A scorecard.toml or a claim's ``property`` that cannot be used raises FindingError
+    before anything is written."""
+    findings, newest = _findings(root), history.latest(root)
+    cards = scorecard.pages(root, findings, newest)
     page = root / PAGE
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(render(root))
-    findings, newest = _findings(root), history.latest(root)
+    for path, text in cards.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
     for path in hand_written(root):
         text = path.read_text()
         new = regenerate_text(root, path, text, findings, newest)
@@ -446,6 +455,27 @@ def inconclusive(root: Path, only: set[str] | None = None) -> list[str]:
     return out
 
 
+def scorecard_problems(
+    root: Path, findings: dict[str, Finding], newest: list[tuple[Path, dict[str, Any]]]
+) -> list[str]:
+    """The scorecard's: a scorecard.toml or a claim's ``property`` that cannot be used, a page out of date."""
+    try:
+        layout = scorecard.load_layout(root)
+    except FindingError as exc:
+        return [str(exc)]
+    found = scorecard.placement_problems(layout, findings)
+    if found or layout is None:
+        return found
+    for path, expected in scorecard.pages(root, findings, newest).items():
+        actual = (root / path).read_text() if (root / path).is_file() else ""
+        if actual != expected:
+            found.append(
+                f"{path} does not match what `plugpull report regenerate` would write:\n"
+                + _diff(actual, expected, str(path))
+            )
+    return found
+
+
 def check(root: Path, only: set[str] | None = None) -> list[str]:
     """Every problem with the records, the claims and the generated pages; empty when all is well.
 
@@ -471,6 +501,7 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
             f"{PAGE} does not match what `plugpull report regenerate` would write:\n"
             + _diff(actual, expected, str(PAGE))
         )
+    found += scorecard_problems(root, findings, newest)
     for path in hand_written(root):
         text = path.read_text()
         try:

@@ -189,6 +189,11 @@ class Claim:
     timing: bool = False  # the outcome depends on timing: judged as a FAIL rate over many runs
     repeats: int = 1  # runs per report for this line (a timing line needs many)
     expect: tuple[Expectation, ...] = ()
+    # Where the line sits on the scorecard (findings/scorecard.toml, report/harness/scorecard.py): the
+    # property it measures (finding.toml's ``property``: a column's) and the framework's store it ran on (with
+    # the framework, the row). Both or neither; a line without them is not on the scorecard.
+    measures: str | None = None
+    store: str | None = None
 
     def kinds(self) -> list[str]:
         """The kinds of the expectations that expect a FAIL, in order, each once ("no kind" where none is given)."""
@@ -403,6 +408,8 @@ def parse(entries: Any, where: str, pins: Iterable[str] = ()) -> tuple[Claim, ..
             "timing",
             "repeats",
             "expect",
+            "property",
+            "store",
             *SUPPORT_KEYS,
         }
         if unknown:
@@ -419,6 +426,9 @@ def parse(entries: Any, where: str, pins: Iterable[str] = ()) -> tuple[Claim, ..
         expect = data.get("expect")
         if not isinstance(expect, list) or not expect:
             raise ClaimError(f"{at}: needs at least one expect entry")
+        placed = [_text(data, key, at) for key in ("property", "store")]
+        if (placed[0] is None) != (placed[1] is None):
+            raise ClaimError(f"{at}: property and store go together (the scorecard's column and row), or neither")
         claimed = _support(data, at)
         parsed = tuple(_expectation(e, f"{at}.expect[{j}]", timing, claimed) for j, e in enumerate(expect))
         if claimed.kind is not None and all(e.expects_pass for e in parsed):
@@ -436,6 +446,8 @@ def parse(entries: Any, where: str, pins: Iterable[str] = ()) -> tuple[Claim, ..
                 timing=timing,
                 repeats=repeats,
                 expect=parsed,
+                measures=placed[0],
+                store=placed[1],
             )
         )
     labels = [(c.scenario, c.framework, c.point, tuple(sorted(c.options.items()))) for c in claims]
