@@ -1,0 +1,257 @@
+"""Pages as a reader sees them: headless Chromium measures a page's layout and takes its screenshot.
+
+Chromium's own command line is enough, so nothing else is installed: ``--dump-dom`` prints the DOM after
+the page's load event, and the page measured is a copy with one script added before ``</body>`` that, on
+load, writes what it measured (the viewport's width, the document's scroll width, the right edge of every
+table and figure, the size images were drawn at against their own, the smallest font in a table) into the
+DOM as JSON. A DevTools-protocol client (pychrome, playwright) would do the same through a socket and a
+dependency; the pages have no script of their own, so the added one is the only code that runs.
+
+The copy sits in a scratch folder with ``<base href>`` pointing at the original's folder, so relative links
+and images resolve as they would; the profile (``--user-data-dir``) is fresh per call and removed after.
+The flags keep Chromium offline here: no sandbox (CI runs as root), no GPU, no QUIC, no first-run, sync,
+component update or background networking (https://peter.sh/experiments/chromium-command-line-switches/).
+
+``python -m plugpull.report.harness.browser screenshot PAGE PNG [--width N]`` writes a screenshot of the
+whole page (how docs/scorecard-screenshot.png and docs/summary-screenshot.png are made);
+``python -m plugpull.report.harness.browser measure PAGE [--width N]`` prints what overflows, exit 1 if any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+    "--mute-audio",
+)
+WIDTH = 1280  # a laptop's browser window: every page must fit it
+TIMEOUT = 120.0
+MEASURED_ID = "plugpull-measured"
+# Added before </body> of the copy. Elements inside an <svg> are measured as the svg.
+SCRIPT = """
+<script>
+addEventListener("load", () => {
+  const root = document.documentElement;
+  const items = [];
+  for (const el of document.querySelectorAll("table, img, svg, canvas, video, iframe, figure")) {
+    if (el.parentElement && el.parentElement.closest("svg")) continue;
+    const r = el.getBoundingClientRect();
+    const text = (el.getAttribute("alt") || el.textContent || el.getAttribute("src") || "").trim();
+    items.push({
+      tag: el.tagName.toLowerCase(), left: r.left, right: r.right, width: r.width, height: r.height,
+      natural: el.naturalWidth || null, text: text.replace(/\\s+/g, " ").slice(0, 80),
+    });
+  }
+  let smallest = null;
+  for (const el of document.querySelectorAll("td, th")) {
+    if (!el.textContent.trim()) continue;
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (smallest === null || size < smallest) smallest = size;
+  }
+  const out = document.createElement("pre");
+  out.id = "MEASURED_ID";
+  out.textContent = JSON.stringify({
+    viewport: root.clientWidth, scroll_width: root.scrollWidth, height: root.scrollHeight,
+    items: items, smallest_table_font: smallest,
+  });
+  document.body.appendChild(out);
+});
+</script>
+""".replace("MEASURED_ID", MEASURED_ID)
+
+
+class BrowserError(RuntimeError):
+    """Chromium is missing, did not start, or printed no measurement: one line saying which."""
+
+
+def find() -> str | None:
+    """The Chromium to run: $PLUGPULL_CHROMIUM, else the first of :data:`NAMES` on PATH."""
+    chosen = os.environ.get("PLUGPULL_CHROMIUM")
+    if chosen:
+        return chosen if shutil.which(chosen) else None
+    return next((found for name in NAMES if (found := shutil.which(name))), None)
+
+
+def run(args: list[str], timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    """Chromium with :data:`FLAGS`, a fresh profile and ``args``; its whole process group is ended on a timeout."""
+    binary = find()
+    if binary is None:
+        raise BrowserError(f"no Chromium on PATH (looked for {', '.join(NAMES)}; Debian: apt-get install chromium)")
+    profile = Path(tempfile.mkdtemp(prefix="plugpull-chromium-"))
+    command = [binary, *FLAGS, f"--user-data-dir={profile}", *args]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # its renderer and GPU processes are in its group
+        process.communicate()
+        raise BrowserError(f"Chromium did not finish within {timeout:.0f} s: {' '.join(args[-2:])}") from None
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    # The helper processes a headless Chromium leaves behind (zygote, crashpad) are ended with its group.
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+@dataclass
+class Item:
+    tag: str
+    left: float
+    right: float
+    width: float
+    height: float
+    natural: float | None
+    text: str
+
+    def describe(self) -> str:
+        return f"<{self.tag}> {self.text[:60]!r}"
+
+
+@dataclass
+class Layout:
+    """What the added script measured, at one window width."""
+
+    page: Path
+    viewport: float
+    scroll_width: float
+    height: float
+    items: list[Item] = field(default_factory=list)
+    smallest_table_font: float | None = None
+
+    def overflows(self) -> list[str]:
+        """One line per thing that runs off the right edge (the page itself, a table, a figure)."""
+        out = []
+        if self.scroll_width > self.viewport + 1:
+            out.append(f"the page scrolls sideways: {self.scroll_width:.0f} px wide in a {self.viewport:.0f} px window")
+        out += [
+            f"{item.describe()} ends at {item.right:.0f} px, past the {self.viewport:.0f} px window"
+            for item in self.items
+            if item.right > self.viewport + 1
+        ]
+        return out
+
+    def shrunk(self, least: float = 0.75) -> list[str]:
+        """Images drawn at less than ``least`` of their own width (their text shrinks with them)."""
+        return [
+            f"{item.describe()} is drawn at {item.width:.0f} of its {item.natural:.0f} px ({item.width / item.natural:.0%})"
+            for item in self.items
+            if item.tag == "img" and item.natural and item.width < least * item.natural
+        ]
+
+
+def _instrumented(page: Path, folder: Path) -> Path:
+    text = page.read_text()
+    base = f'<base href="{html.escape(page.resolve().parent.as_uri())}/">'
+    text = re.sub(r"(<head[^>]*>)", lambda m: m.group(1) + base, text, count=1, flags=re.IGNORECASE)
+    if re.search(r"</body>", text, flags=re.IGNORECASE):
+        text = re.sub(r"</body>", lambda m: SCRIPT + m.group(0), text, count=1, flags=re.IGNORECASE)
+    else:
+        text += SCRIPT
+    copy = folder / page.name
+    copy.write_text(text)
+    return copy
+
+
+def measure(page: Path, width: int = WIDTH, height: int = 900, timeout: float = TIMEOUT) -> Layout:
+    """``page`` laid out in a ``width`` px window, as :class:`Layout`."""
+    scratch = Path(tempfile.mkdtemp(prefix="plugpull-measure-"))
+    try:
+        copy = _instrumented(page, scratch)
+        done = run(
+            [f"--window-size={width},{height}", "--virtual-time-budget=10000", "--dump-dom", copy.as_uri()],
+            timeout,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    found = re.search(rf'<pre id="{MEASURED_ID}">(.*?)</pre>', done.stdout, flags=re.DOTALL)
+    if found is None:
+        tail = " ".join(done.stderr.strip().splitlines()[-2:])[:300]
+        raise BrowserError(f"Chromium (exit {done.returncode}) printed no measurement of {page}: {tail}")
+    data: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return Layout(
+        page=page,
+        viewport=data["viewport"],
+        scroll_width=data["scroll_width"],
+        height=data["height"],
+        items=[Item(**item) for item in data["items"]],
+        smallest_table_font=data["smallest_table_font"],
+    )
+
+
+def screenshot(page: Path, png: Path, width: int = WIDTH, timeout: float = TIMEOUT) -> Path:
+    """A PNG of the whole of ``page`` in a ``width`` px window (its height measured first)."""
+    height = int(measure(page, width, timeout=timeout).height) + 16
+    png.parent.mkdir(parents=True, exist_ok=True)
+    done = run(
+        [f"--window-size={width},{height}", f"--screenshot={png.resolve()}", page.resolve().as_uri()],
+        timeout,
+    )
+    if not png.is_file():
+        raise BrowserError(f"Chromium (exit {done.returncode}) wrote no screenshot of {page}")
+    return png
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m plugpull.report.harness.browser", description=__doc__.split("\n")[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    shot = sub.add_parser("screenshot", help="a PNG of the whole page")
+    shot.add_argument("page", type=Path)
+    shot.add_argument("png", type=Path)
+    shot.add_argument("--width", type=int, default=WIDTH)
+    check = sub.add_parser("measure", help="what runs off the right edge (exit 1 if anything does)")
+    check.add_argument("page", type=Path)
+    check.add_argument("--width", type=int, default=WIDTH)
+    args = parser.parse_args(argv)
+    if not args.page.is_file():
+        print(f"{parser.prog}: no such page: {args.page}", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "screenshot":
+            print(screenshot(args.page, args.png, args.width))
+            return 0
+        layout = measure(args.page, args.width)
+    except BrowserError as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 2
+    problems = layout.overflows() + layout.shrunk()
+    for line in problems:
+        print(line)
+    print(
+        f"{args.page}: {layout.scroll_width:.0f} px wide in a {layout.viewport:.0f} px window, {len(layout.items)} tables "
+        f"and figures, smallest table font {layout.smallest_table_font} px: {len(problems)} problem(s)"
+    )
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
