@@ -287,3 +287,16 @@ def test_a_scorecard_toml_that_cannot_be_used_is_one_line(tmp_path, layout, mess
     with pytest.raises(FindingError, match=re.escape(message)):
         scorecard.load_layout(root)
     assert any(message in p for p in pages.check(root))
+
+
+def test_every_link_of_the_committed_scorecard_reaches_a_file():
+    root = Path(__file__).parents[2]
+    page = root / scorecard.HTML_PAGE
+    links = [h.split("#")[0] for h in re.findall(r'href="([^"]+)"', page.read_text()) if not h.startswith("http")]
+    records = [h for h in links if h.endswith(".html") and "/20" in h]
+    assert len(records) >= 20  # the cells link records, not only the docs
+    assert [h for h in links if not (page.parent / h).resolve().is_file()] == []
+    md = root / scorecard.PAGE
+    md_links = [h.split("#")[0] for h in re.findall(r"\]\(([^) ]+)", md.read_text()) if not h.startswith("http")]
+    assert len([h for h in md_links if "/20" in h]) >= 20
+    assert [h for h in md_links if not (md.parent / h).resolve().is_file()] == []
