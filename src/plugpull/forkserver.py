@@ -15,7 +15,7 @@ every start and resume:
   child's parent, reaps it and reports the raw wait status, so "died of SIGKILL" is what
   the kernel said, not what the server assumed.
 
-What differs from a cold start, and is documented in docs/DECISIONS.md: module-level state
+What differs from a cold start (docs/DECISIONS.md, "Harness core and processes"): module-level state
 the target computed at import time is inherited from the server, not recomputed.
 
 Protocol on the server's Unix socket (one connection per child): the harness sends one JSON

@@ -6,7 +6,7 @@ Jenkins' xUnit plugin junit-10.xsd
 ``<testsuites>`` of ``<testsuite>`` (properties, testcases), a testcase holding ``<failure>`` or
 ``<error>``. One testsuite per scenario; one testcase per result line, ``classname`` the scenario and
 target, ``name`` the point. With ``--repeat N`` one testcase per line carries the verdict counts
-(docs/DECISIONS.md, issue 16). Written with the standard library only.
+(docs/DECISIONS.md, "CLI output, JUnit, progress, the pytest plugin"). Written with the standard library only.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Live progress of a ``plugpull`` run on stderr: which line runs, n/N, elapsed and remaining time.
 
-Three kinds, chosen by the CLI (docs/DECISIONS.md, issue 16):
+Three kinds, chosen by the CLI (docs/DECISIONS.md, "CLI output, JUnit, progress, the pytest plugin"):
 
 - ``Live``: stderr is a terminal. rich draws, on stderr only, the lines finished so far, the line(s)
   running and a bar with n/N, elapsed and remaining time; the drawing is erased when the run ends, and

@@ -30,7 +30,8 @@ SIBLING_STATES = ("finished", "running")
 #: stands when the kill is sent (kill-mid-tool ``--save NAME:N:STATE``): "withheld": the N-th "before"
 #: mark of NAME is held unanswered until the kill, so that save never happens; "landed": the kill waits
 #: until N "after" marks of NAME have arrived, so N such saves finished. A save written by a background
-#: thread (LangGraph's checkpoint writer) otherwise races the kill (docs/DECISIONS.md, issue 20).
+#: thread (LangGraph's checkpoint writer) otherwise races the kill
+#: (docs/DECISIONS.md, "Every boundary and aimed saves").
 SAVE_STATES = ("withheld", "landed")
 
 

@@ -3,7 +3,7 @@
 Killing a phase's process group misses what left the group: a helper started with ``setsid``,
 a double-forked daemon, a background writer. Such a process can act after the "crash", and the
 verdict would then describe a run that never crashed. Three things keep those processes visible
-(docs/DECISIONS.md, issue 11):
+(docs/DECISIONS.md, "Harness core and processes"):
 
 - **The harness is a child subreaper** (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux >= 3.4,
   https://man7.org/linux/man-pages/man2/prctl.2.html): an orphan of a run is reparented to

@@ -1,8 +1,8 @@
 """The CrewAI witnesses (findings/crewai-flow-restore/witness/): CrewAI only, their own SIGKILL.
 
-CrewAI is not in plugpull's default environment (docs/DECISIONS.md, issue 15): these run in an environment
-that has it (a crewai-flow-restore pin set's venv) and skip elsewhere. Each CrewAI process takes tens of
-seconds on a loaded machine.
+CrewAI is not in plugpull's default environment (docs/DECISIONS.md, "Targets per framework"): these run in an
+environment that has it (a crewai-flow-restore pin set's venv) and skip elsewhere. Each CrewAI process takes tens
+of seconds on a loaded machine.
 """
 
 import importlib.metadata

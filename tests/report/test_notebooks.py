@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FINDINGS = load_all(ROOT)
 WRITTEN = [f for f in FINDINGS.values() if f.notebook.is_file()]
 # Findings whose framework the default environment cannot hold (CrewAI conflicts with the dev group:
-# docs/DECISIONS.md, issue 15). Where it is missing, the smoke checks that the notebook says so and
+# docs/DECISIONS.md, "Targets per framework"). Where it is missing, the smoke checks that the notebook says so and
 # records no result instead of running a line; where it is installed, the notebook runs like any other.
 APART = {"crewai-flow-restore": "crewai"}
 RUNNABLE = [f for f in WRITTEN if f.id not in APART or importlib.util.find_spec(APART[f.id]) is not None]

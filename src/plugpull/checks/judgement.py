@@ -41,7 +41,7 @@ def check_outlived(phase: str, outcome: Outcome | None, after: str | None = None
 
     A process of the run that is still alive (in any group or session) can act after the crash or
     after the effects were counted, so no count read then proves anything: ERROR, not FAIL
-    (docs/DECISIONS.md, issue 11). plugpull killed it; the evidence names it.
+    (docs/DECISIONS.md, "Harness core and processes"). plugpull killed it; the evidence names it.
     """
     if outcome is None or not outcome.outlived:
         return None

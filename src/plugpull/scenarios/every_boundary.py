@@ -198,7 +198,8 @@ def run_faulted(
             if step is not None and ev.twice:
                 # The same boundary in resume: its first step of that kind and name. Resume numbers
                 # its steps from 1 and skips what the checkpoint holds, so the clean run's "model-call
-                # 2" is usually resume's first model call (docs/DECISIONS.md, issue 14).
+                # 2" is usually resume's first model call (docs/DECISIONS.md,
+                # "Every boundary and aimed saves").
                 channel.provider.arm_step(step.kind, step.name, 1, ev.side)
             channel.phase = "resume"
             resumed = settings.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)

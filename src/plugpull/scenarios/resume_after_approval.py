@@ -56,7 +56,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     if point != "approve-elsewhere":
         ev.clean, announced = clean_approval(target, settings)
         # The clean approval's result is the golden one (approve-elsewhere is that same run: it has
-        # nothing to compare with). docs/DECISIONS.md, issue 11.
+        # nothing to compare with). docs/DECISIONS.md, "Verdicts, evidence and notes".
         ev.golden = list(ev.clean.approvals[0].results) if ev.clean.approvals else []
         ev.result_ignore = result_ignore(target, announced)
     if point == "approve-elsewhere" or checks.check_clean_approval(ev) is None:

@@ -24,7 +24,8 @@ from plugpull.results import SECRET_NAME
 
 # The HTML page around nbconvert's "basic" template (cells only, no page, no CSS): a few lines of CSS
 # instead of the lab template's ~300 KB of JupyterLab styles, so a record is ~10x smaller and the
-# append-only findings/ folder stays small as runs accumulate (docs/DECISIONS.md, issue 10). No
+# append-only findings/ folder stays small as runs accumulate (docs/DECISIONS.md,
+# "Findings, records, pin sets and pages"). No
 # script and no CDN link: the report opens offline. Pygments' classes colour the code cells.
 PAGE_CSS = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1100px; margin: 2em auto;

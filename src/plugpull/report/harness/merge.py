@@ -4,9 +4,9 @@ A split run (one CI job per (finding, pin set), or a Dask worker) writes its
 ``<pin>-<run id>.{json,ipynb,html}`` where it ran. Merging finds every run record under the given
 folders (a job's ``findings/<id>/<date>/`` folder, an artifact folder, any depth), checks each for the
 place it will take (``findings/<finding>/<date>/<pin>-<run id>``: record.document_problems), and copies
-it with its notebook and HTML. Records are append-only (docs/DECISIONS.md, issue 10): a record already
-there with the same bytes is skipped, one with the same run id and other bytes is a conflict, and
-nothing is copied until every incoming record has been checked.
+it with its notebook and HTML. Records are append-only (docs/DECISIONS.md, "Findings, records, pin sets and
+pages"): a record already there with the same bytes is skipped, one with the same run id and other bytes is a
+conflict, and nothing is copied until every incoming record has been checked.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Everything a run produces is made in a scratch directory first, redacted, and only then moved
 to ``findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json}``: a run that is interrupted leaves no
 half files, and the scratch directory (kernel cwd, TMPDIR, Jupyter runtime) is always removed.
-Records are append-only: a rerun adds files under a new run id and never replaces one (docs/DECISIONS.md).
+Records are append-only: a rerun adds files under a new run id and never replaces one
+(docs/DECISIONS.md, "Findings, records, pin sets and pages").
 After the notebook, the witnesses of the claims that cover the record (framework-only scripts,
 report/harness/witness.py) run in the same environment and their output goes into the record, with the load
 average at the start and end of the job. Before the HTML is rendered, a cell is put at the top of the

@@ -337,7 +337,7 @@ def reproduce(finding: str, pin: str, parameters: dict[str, Any], commit: str | 
     ``plugpull report`` needs the repository (findings/, notebooks/, the pin sets), so the commands
     start from a clone: from the public URL in plugpull's metadata when there is one; else they are
     the commands to run inside a plugpull checkout, and the first line says so (no placeholder to
-    fill in: every printed line runs as printed there). docs/DECISIONS.md, issue 10.
+    fill in: every printed line runs as printed there). docs/DECISIONS.md, "Findings, records, pin sets and pages".
     """
     url = url if url is not None else repository_url()
     overrides = " ".join(f"-p {k} {shlex.quote(_json(v))}" for k, v in parameters.items())
@@ -401,7 +401,7 @@ def run_map(
 
     Built-in targets become every-boundary targets (approval agents killed in approve, recovered by
     recover). Lines run ``jobs`` at a time through the fork server (the map is many short lines);
-    each line is still one real start, SIGKILL and resume (docs/DECISIONS.md, issue 14).
+    each line is still one real start, SIGKILL and resume (docs/DECISIONS.md, "Every boundary and aimed saves").
     """
     from plugpull.scenarios.every_boundary import as_every_boundary
     from plugpull.suite import plan, run_plan
