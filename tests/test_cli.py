@@ -109,8 +109,15 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path, pro
         text=True,
     )
     deadline = time.monotonic() + 60
+
+    def cmdline(pid: int) -> bytes:
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:  # it exited since it was listed (start's group is killed meanwhile)
+            return b""
+
     # Wait until the target's resume phase runs (its argv ends with "resume").
-    while not any(Path(f"/proc/{p}/cmdline").read_bytes().endswith(b"\0resume\0") for p in processes_carrying(marker)):
+    while not any(cmdline(p).endswith(b"\0resume\0") for p in processes_carrying(marker)):
         assert time.monotonic() < deadline, "resume never started"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -369,7 +376,14 @@ def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the
 @pytest.mark.parametrize(
     "args, line",
     [
-        (["--agent", "python x.py", "--boundary", "3"], "plugpull: --boundary applies to --scenario every-boundary"),
+        (
+            ["--agent", "python x.py", "--boundary", "3"],
+            "plugpull: --boundary applies to every-boundary; no selected target runs it",
+        ),
+        (
+            ["--agent", "python x.py", "--scenario", "kill-mid-tool", "--random-kills", "2"],
+            "plugpull: --random-kills applies to every-boundary; no selected target runs it",
+        ),
         (["--agent", "python x.py", "--random-kills", "-1"], "plugpull: --random-kills must be a whole number >= 0"),
         (
             ["--agent", "python x.py", "--scenario", "every-boundary", "--point", "random"],

@@ -11,7 +11,7 @@ from plugpull import reaper
 from plugpull.forkserver import ForkServers
 from plugpull.process import spawn
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.suite import run_plan
 from plugpull.targets import Target
 
@@ -90,7 +90,9 @@ def forked(how: str, marker: str) -> Target:
 def test_a_forked_target_whose_helper_outlives_the_kill_is_an_error_at_both_points(forks, how, processes_carrying):
     marker = uuid.uuid4().hex[:12]
     target = forked(how, marker)
-    results = run_plan([(target, "before-effect"), (target, "after-effect")], Settings(timeout=30, forks=forks))
+    results = run_plan(
+        [(target, "before-effect"), (target, "after-effect")], Settings(timeout=30), Runtime(forks=forks)
+    )
     for result in results:
         assert result.verdict is Verdict.ERROR, result.message
         assert result.message.startswith("a process of the run outlived the kill: pid ")
@@ -101,7 +103,7 @@ def test_with_two_jobs_on_one_fork_server_only_the_target_with_a_helper_is_an_er
     marker = uuid.uuid4().hex[:12]
     leaky, tidy = forked("double-fork-helper", marker), forked("forked-child", marker)
     runs = [(t, p) for p in ("before-effect", "after-effect") for t in (leaky, tidy)]
-    results = run_plan(runs, Settings(timeout=30, forks=forks), jobs=2)
+    results = run_plan(runs, Settings(timeout=30), Runtime(forks=forks), jobs=2)
     verdicts = [(r.point, r.target, r.verdict.value) for r in results]
     assert [v for _, _, v in verdicts] == ["ERROR", "PASS", "ERROR", "FAIL"], [r.message for r in results]
     assert all(r.evidence["start"]["outlived"] == [] for r in results[1::2])

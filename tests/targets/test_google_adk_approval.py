@@ -15,10 +15,12 @@ pytest.importorskip("google.adk")
 
 from plugpull.forkserver import ForkServers  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
+from plugpull.scenarios import Runtime, Settings  # noqa: E402
 from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
 from plugpull.targets.google_adk_approval import lost_the_race  # noqa: E402
+
+SETTINGS = Settings(timeout=300)
 
 SESSIONS = ("sqlite", "database")
 
@@ -27,9 +29,8 @@ SESSIONS = ("sqlite", "database")
 def forked():
     """The fork server of tests/targets/conftest.py with a longer phase timeout: six ADK processes at
     once (start, then five racing approvers) take minutes on a loaded machine."""
-    forks = ForkServers()
-    yield Settings(timeout=300, forks=forks)
-    forks.close()
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
 def variant(session: str):
