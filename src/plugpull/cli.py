@@ -396,8 +396,8 @@ def write_junit(path: str, results: list[Result], argv: list[str], repeat: int, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["report"]:  # its own parser and exit codes: src/plugpull/report/cli.py
-        from plugpull.report.cli import main as report_main
+    if argv[:1] == ["report"]:  # its own parser and exit codes: src/plugpull/report/harness/cli.py
+        from plugpull.report.harness.cli import main as report_main
 
         return report_main(argv[1:])
     try:
