@@ -392,13 +392,12 @@ def run_map(
     recover). Lines run ``jobs`` at a time through the fork server (the map is many short lines);
     each line is still one real start, SIGKILL and resume (docs/DECISIONS.md, issue 14).
     """
-    from plugpull.scenarios.every_boundary import NAME
     from plugpull.scenarios.registry import REGISTRY
     from plugpull.suite import plan, run_plan
 
     # every-boundary adopts each variant as the CLI does; one aimed at a save is left out (it runs the
     # same command as its unaimed sibling).
-    mapped = [m for m in (REGISTRY.adopt(NAME, t) for t in targets) if m is not None]
+    mapped = [m for m in (REGISTRY.adopt("every-boundary", t) for t in targets) if m is not None]
     settings = Settings(timeout=timeout, boundaries=tuple(boundaries or ()))
     began = time.monotonic()
     forks = None
