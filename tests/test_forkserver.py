@@ -7,7 +7,7 @@ import pytest
 
 from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import BUILT_INS, Target, python_module
 
@@ -51,7 +51,7 @@ def test_the_langgraph_target_gets_the_same_verdicts_forked_as_cold(forks):
     variant = BUILT_INS["langgraph"].variants[0]  # durability=sync: deterministic
     for point, verdict in (("before-effect", Verdict.PASS), ("after-effect", Verdict.FAIL)):
         cold = run_point(variant, point, Settings(timeout=60))
-        forked = run_point(variant, point, Settings(timeout=60, forks=forks))
+        forked = run_point(variant, point, Settings(timeout=60), Runtime(forks=forks))
         assert cold.verdict is forked.verdict is verdict, (cold.message, forked.message, forked.stderr)
         assert forked.evidence["start"]["returncode"] == -signal.SIGKILL
         proof = forked.evidence["proof"]
@@ -62,7 +62,7 @@ def test_the_tool_call_id_variant_passes_forked():
     target = Target(name="agent", argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id"))
     servers = ForkServers()
     try:
-        result = run_point(target, "after-effect", Settings(timeout=60, forks=servers))
+        result = run_point(target, "after-effect", Settings(timeout=60), Runtime(forks=servers))
     finally:
         servers.close()
     assert result.verdict is Verdict.PASS, result.message

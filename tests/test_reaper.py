@@ -1,7 +1,10 @@
 """Every process a phase started is accounted for: real processes that leave the group, real orphans."""
 
 import ctypes
+import os
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -11,7 +14,7 @@ from plugpull import reaper
 from plugpull.forkserver import ForkServers
 from plugpull.process import spawn
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.suite import run_plan
 from plugpull.targets import Target
 
@@ -73,6 +76,31 @@ def test_an_interrupt_kills_the_helpers_of_every_phase_still_running(processes_c
     assert processes_carrying(marker) == []
 
 
+def test_an_interrupt_inside_popen_still_kills_the_target_it_was_starting(processes_carrying, monkeypatch):
+    # A Ctrl-C can land after the child exec'd and before spawn() knows its pid (the window
+    # tests/test_cli.py's Ctrl-C test aims at, since it interrupts as soon as the target's command line shows):
+    # here KeyboardInterrupt is raised at that moment, deterministically, from reaper.own.
+    from plugpull import process
+
+    monkeypatch.setattr(process, "_stopping", threading.Event())  # stop_all refuses later spawns: not here
+    monkeypatch.setattr(process, "_starting", set())
+    marker = uuid.uuid4().hex[:12]
+
+    def interrupted(pid):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reaper, "own", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        spawn([sys.executable, "-c", "import time; time.sleep(600)", marker], env=None, cwd=None)
+    (child,) = processes_carrying(marker)  # running, and known to no group list
+    process.stop_all()
+    deadline = time.monotonic() + 30
+    while os.waitpid(child, os.WNOHANG) == (0, 0):  # our child: reaped here once it died
+        assert time.monotonic() < deadline, "stop_all left the target it was starting running"
+        time.sleep(0.05)
+    assert processes_carrying(marker) == []
+
+
 @pytest.fixture
 def forks(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(AGENTS))
@@ -90,7 +118,9 @@ def forked(how: str, marker: str) -> Target:
 def test_a_forked_target_whose_helper_outlives_the_kill_is_an_error_at_both_points(forks, how, processes_carrying):
     marker = uuid.uuid4().hex[:12]
     target = forked(how, marker)
-    results = run_plan([(target, "before-effect"), (target, "after-effect")], Settings(timeout=30, forks=forks))
+    results = run_plan(
+        [(target, "before-effect"), (target, "after-effect")], Settings(timeout=30), Runtime(forks=forks)
+    )
     for result in results:
         assert result.verdict is Verdict.ERROR, result.message
         assert result.message.startswith("a process of the run outlived the kill: pid ")
@@ -101,7 +131,7 @@ def test_with_two_jobs_on_one_fork_server_only_the_target_with_a_helper_is_an_er
     marker = uuid.uuid4().hex[:12]
     leaky, tidy = forked("double-fork-helper", marker), forked("forked-child", marker)
     runs = [(t, p) for p in ("before-effect", "after-effect") for t in (leaky, tidy)]
-    results = run_plan(runs, Settings(timeout=30, forks=forks), jobs=2)
+    results = run_plan(runs, Settings(timeout=30), Runtime(forks=forks), jobs=2)
     verdicts = [(r.point, r.target, r.verdict.value) for r in results]
     assert [v for _, _, v in verdicts] == ["ERROR", "PASS", "ERROR", "FAIL"], [r.message for r in results]
     assert all(r.evidence["start"]["outlived"] == [] for r in results[1::2])

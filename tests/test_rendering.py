@@ -1,7 +1,7 @@
 """Text lines on hand-built results: call summaries, the held call, the announced version, setup errors
 once, and each matched note on its own line under the measured message."""
 
-from plugpull.rendering import call_summary, format_text, held_call, shown_point, shown_target
+from plugpull.rendering import call_summary, format_text, held_call, shown_point, shown_target, summary_of
 from plugpull.results import Result, Verdict
 
 NOTE = {"text": "resume refunded again", "url": "https://example.org/idempotency", "condition": "refund 2 times"}
@@ -99,3 +99,31 @@ def test_a_fail_line_carries_the_call_summary_and_the_tail_of_resumes_stderr():
     assert lines[1] == "    resume called refund once"
     assert lines[2] == "    | ... (10 earlier lines in --json)"
     assert lines[-1] == "    | line 29" and len(lines) == 23
+
+
+def failed(scenario: str, point: str, calls: list[dict], evidence: dict | None = None) -> Result:
+    return Result(Verdict.FAIL, scenario, point, "six 1.0", "measured", evidence={"calls": calls, **(evidence or {})})
+
+
+def test_the_summary_under_a_fail_is_about_the_phase_its_scenario_names_for_the_point():
+    calls = [call(1, "approve-1", "refund"), call(2, "approve-2", "refund"), call(3, "recover", "refund")]
+    assert (
+        summary_of(failed("resume-after-approval", "double-resume", calls)) == "the second approve called refund once"
+    )
+    assert summary_of(failed("resume-after-approval", "killed-after-effect", calls)) == "recover called refund once"
+    assert summary_of(failed("every-boundary", "after model-call 2", calls)) == "resume made 0 record_effect calls"
+    # lost-session-write makes no effect calls; resume-after-upgrade's lines never had a summary.
+    assert summary_of(failed("lost-session-write", "ack-lost", calls)) is None
+    assert summary_of(failed("resume-after-upgrade", "after-effect", calls)) is None
+
+
+def test_a_line_of_a_scenario_this_release_does_not_know_renders_with_the_contracts_defaults():
+    result = failed("gone-scenario", "after-effect", [call(1, "start", "refund", held_at=1.0)])
+    assert (shown_point(result), summary_of(result)) == ("after-effect refund#1", None)
+
+
+def test_every_boundary_shows_the_boundarys_place_and_a_random_kill_where_it_landed():
+    placed = failed("every-boundary", "after model-call 2", [], {"boundary": {"index": 7, "of": 12}})
+    landed = failed("every-boundary", "random 3", [], {"landed": "between model-call 1 and effect refund 1"})
+    assert shown_point(placed) == "boundary 7/12 after model-call 2"
+    assert shown_point(landed) == "random 3: between model-call 1 and effect refund 1"

@@ -18,6 +18,7 @@ __all__ = [
     "Result",
     "Verdict",
     "Settings",
+    "Runtime",
 ]
 
 
@@ -31,8 +32,8 @@ def __getattr__(name: str):
         from plugpull import results
 
         return getattr(results, name)
-    if name == "Settings":
-        from plugpull.scenarios import Settings
+    if name in ("Settings", "Runtime"):
+        from plugpull import scenarios
 
-        return Settings
+        return getattr(scenarios, name)
     raise AttributeError(f"module 'plugpull' has no attribute {name!r}")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from plugpull.errors import UsageError
 
-class UsageError(Exception):
-    """Bad input: printed as one line, exit 2."""
+__all__ = ["ArgParser", "UsageError"]
 
 
 class ArgParser(argparse.ArgumentParser):

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from plugpull import suite
 from plugpull.channel import Channel
 from plugpull.forkserver import ForkServers
-from plugpull.scenarios import Settings, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, target_env, workdir
+from plugpull.scenarios.registry import REGISTRY
 from plugpull.store import Store
 from plugpull.targets import BUILT_INS, Target
 
@@ -41,18 +42,19 @@ def median_time(reps: int, run: Callable[[], object]) -> float:
 
 
 def bare_cycle(target: Target) -> None:
-    """start then resume (approve, for a paused run), no fault, with only what the target needs (a channel)."""
+    """The scenario's first two phases (start then resume; approve, for a paused run), no fault, with only
+    what the target needs (a channel)."""
     settings = Settings()
-    second = "approve" if target.scenario == "resume-after-approval" else "resume"
     with workdir(settings) as path, Channel(store=Store()) as channel:
         env = target_env(channel, path)
-        for phase in ("start", second):
-            settings.spawn([*target.argv, phase], env=env, cwd=None).wait(300)
+        for phase in REGISTRY[target.scenario].phases[:2]:
+            Runtime().spawn([*target.argv, phase], env=env, cwd=None).wait(300)
 
 
 def one_line(target: Target, forks: ForkServers | None = None) -> None:
-    module = suite.scenario_module(target.scenario)
-    results = suite.run_plan([(target, module.POINTS[0])], Settings(timeout=300, forks=forks))
+    # A new Runtime each time: every repetition runs its own clean run, as a user's one line does.
+    point = REGISTRY[target.scenario].points[0]
+    results = suite.run_plan([(target, point)], Settings(timeout=300), Runtime(forks=forks))
     if any(r.verdict.value == "ERROR" for r in results):
         raise SystemExit(f"benchmark: {target.label()} gave ERROR: {results[0].message}")
 

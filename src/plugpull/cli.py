@@ -1,6 +1,6 @@
 """The `plugpull` command: parse arguments, run scenarios, print results. No scenario logic.
 
-Exit codes (docs/cli.md):
+Exit codes (docs/cli.md, which also lists every option and which scenarios read it):
   0  every result is PASS, or FAILs without --strict
   1  --strict and at least one FAIL
   2  any ERROR, bad input, an asked-for framework that is not installed, or a --junit file that
@@ -18,11 +18,20 @@ from datetime import datetime, timezone
 
 from plugpull import suite
 from plugpull import targets as targets_mod
-from plugpull.arguments import ArgParser, UsageError
+from plugpull.arguments import ArgParser
+from plugpull.errors import UsageError
 from plugpull.rendering import format_tally, format_text
 from plugpull.results import Result, Verdict, tally, to_document
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.contract import Scenario
+from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def read_by(option: str) -> str:
+    """The scenarios that read ``option`` (a Settings field), as their contract declares, for --help."""
+    return ", ".join(scenario.name for scenario in REGISTRY if option in scenario.read_options)
 
 
 def build_parser() -> ArgParser:
@@ -30,6 +39,8 @@ def build_parser() -> ArgParser:
         prog="plugpull",
         description="Break an agent run on purpose and check that its framework recovers without losing "
         "or repeating side effects.",
+        epilog="exit codes: 0 no ERROR (FAILs too, unless --strict); 1 --strict and a FAIL; 2 an ERROR or bad "
+        "input; 130 interrupted. Findings: plugpull report --help. Every option: docs/cli.md",
     )
     parser.add_argument(
         "--target",
@@ -50,30 +61,32 @@ def build_parser() -> ArgParser:
     parser.add_argument(
         "--scenario",
         default=None,
-        choices=list(suite.SCENARIOS),
-        help="the scenario --agent targets run (default kill-mid-tool; resume-after-approval "
-        "runs COMMAND start/approve/recover; resume-after-upgrade runs CMD_A start, then CMD_B resume); "
-        "alone, the built-in targets made for it",
+        choices=REGISTRY.names(),
+        help=f"the scenario --agent targets run (default {DEFAULT_SCENARIO}); alone, the built-in targets made "
+        "for it. The commands each runs: "
+        + "; ".join(f"{scenario.name}: COMMAND {'/'.join(scenario.phases)}" for scenario in REGISTRY),
     )
     parser.add_argument(
         "--point",
         action="append",
         default=[],
         choices=suite.all_points(),
-        help="fault point (repeatable; default: every point of each scenario)",
+        help="fault point (repeatable; default: every point of each scenario"
+        + "".join(f", {s.name} only {'/'.join(s.default_points)}" for s in REGISTRY if s.default_points)
+        + ")",
     )
     parser.add_argument(
         "--hold",
         metavar="NAME[:N]",
         default=None,
-        help="the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
+        help=f"{read_by('hold')}: the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
         "without it, the first call of any effect",
     )
     parser.add_argument(
         "--sibling",
         metavar="NAME:STATE",
         default=None,
-        help="kill-mid-tool with --hold: another tool call of the same model turn, and its state when the "
+        help=f"{read_by('sibling')}, with --hold: another tool call of the same model turn, and its state when the "
         "held call is killed: NAME:finished (its effect call answered) or NAME:running (its effect call "
         "held too, so both are in flight)",
     )
@@ -82,7 +95,7 @@ def build_parser() -> ArgParser:
         action="append",
         default=[],
         metavar="NAME:N:STATE",
-        help="kill-mid-tool (repeatable): a save the agent marks with plugpull.boundary(NAME), and how it must "
+        help=f"{read_by('saves')} (repeatable): a save the agent marks with plugpull.boundary(NAME), and how it must "
         "stand when the held call is killed: NAME:N:withheld (its N-th save is held back until the kill, so it "
         "never happens) or NAME:N:landed (the kill waits until N such saves finished); e.g. checkpoint-save:2:withheld",
     )
@@ -91,7 +104,7 @@ def build_parser() -> ArgParser:
         action="append",
         default=[],
         metavar="WHICH",
-        help="every-boundary: the boundaries to kill at (repeatable): a place in the clean run's list (7), "
+        help=f"{read_by('boundaries')}: the boundaries to kill at (repeatable): a place in the clean run's list (7), "
         "a label ('model-call 2', 'effect refund 1'), a name (model-call) or 'effect'; default: every boundary",
     )
     parser.add_argument(
@@ -99,7 +112,7 @@ def build_parser() -> ArgParser:
         type=int,
         default=0,
         metavar="N",
-        help="every-boundary: N kills at uniformly random moments of the run, with where each landed "
+        help=f"{read_by('random_kills')}: N kills at uniformly random moments of the run, with where each landed "
         "(alone, instead of the aimed kills; with --point before/after, as well)",
     )
     parser.add_argument("--json", action="store_true", help='print {"schema": 3, "results": [...]}')
@@ -126,7 +139,7 @@ def build_parser() -> ArgParser:
         type=int,
         default=1,
         metavar="N",
-        help="run N points at once, each with its own channel and workdir (default 1)",
+        help="run N lines at once, each with its own channel and workdir (default 1)",
     )
     parser.add_argument(
         "--fork-server",
@@ -138,35 +151,84 @@ def build_parser() -> ArgParser:
         "--workdir",
         metavar="DIR",
         default=None,
-        help="where each point's PLUGPULL_WORKDIR is created (default: the system temp dir)",
+        help="where each line's PLUGPULL_WORKDIR is created (default: the system temp dir; made if missing)",
     )
     parser.add_argument(
-        "--keep-workdir", action="store_true", help="keep each point's PLUGPULL_WORKDIR and print where it is"
+        "--keep-workdir", action="store_true", help="keep each line's PLUGPULL_WORKDIR and print where it is"
     )
     return parser
 
 
+#: The options a scenario reads besides the common ones (Settings field -> argparse attribute, flag):
+#: the CLI refuses each one unless a selected scenario reads it (Scenario.options, holds_calls).
+OPTIONS = {
+    "hold": ("hold", "--hold"),
+    "sibling": ("sibling", "--sibling"),
+    "saves": ("save", "--save"),
+    "boundaries": ("boundary", "--boundary"),
+    "random_kills": ("random_kills", "--random-kills"),
+}
+
+#: Whole-number and positive options: (attribute, least value, the one-line error).
+RANGES = (
+    ("random_kills", 0, "--random-kills must be a whole number >= 0"),
+    ("repeat", 1, "--repeat must be a whole number >= 1"),
+    ("jobs", 1, "--jobs must be a whole number >= 1"),
+)
+
+
+def check_ranges(args: argparse.Namespace) -> None:
+    """The range checks, once for every selection."""
+    for attribute, least, message in RANGES:
+        if getattr(args, attribute, least) < least:
+            raise UsageError(message)
+    if not 0 < args.timeout < float("inf"):  # nan fails both comparisons
+        raise UsageError("--timeout must be a positive number of seconds")
+
+
+def given(args: argparse.Namespace, option: str) -> bool:
+    return bool(getattr(args, OPTIONS[option][0], None))
+
+
 def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
-    if getattr(args, "random_kills", 0) < 0:
-        raise UsageError("--random-kills must be a whole number >= 0")
-    if getattr(args, "random_kills", 0) and args.scenario is None:
-        args.scenario = "every-boundary"
-    if args.scenario == "every-boundary":
-        return select_boundary_targets(args)
-    if getattr(args, "boundary", None):
-        raise UsageError("--boundary applies to --scenario every-boundary")
-    if args.scenario == UPGRADE:
-        return check_options(args, [upgrade_target(args)])
-    chosen: list[targets_mod.Target] = []
+    """The targets to run, every input checked first (bad input is a UsageError, and nothing has run)."""
+    check_ranges(args)
+    scenario = selected_scenario(args)
+    chosen = built_in_targets(args, scenario)
+    chosen += (scenario or REGISTRY[DEFAULT_SCENARIO]).agents(args.agent)
+    return check_options(args, chosen)
+
+
+def selected_scenario(args: argparse.Namespace) -> Scenario | None:
+    """``--scenario``, or the scenario an option given without it selects (--random-kills: every-boundary)."""
+    if args.scenario is None:
+        for scenario in REGISTRY:
+            if any(given(args, option) for option in scenario.selected_by):
+                args.scenario = scenario.name
+    return None if args.scenario is None else REGISTRY[args.scenario]
+
+
+def built_in_targets(args: argparse.Namespace, scenario: Scenario | None) -> list[targets_mod.Target]:
+    """The built-in variants named with --target; without --target or --agent, every built-in (with
+    --scenario, those the scenario runs by default), each as ``scenario`` adopts it."""
     unknown = [n for n in args.target if n not in targets_mod.BUILT_INS]
     if unknown:
         raise UsageError(f"unknown target {unknown[0]!r}; known targets: {', '.join(targets_mod.BUILT_INS)}")
-    names = args.target or ([] if args.agent else list(targets_mod.BUILT_INS))
-    if args.scenario is not None and not args.target:
-        # `plugpull --scenario S` alone runs the built-in targets made for S.
-        names = [n for n in names if targets_mod.BUILT_INS[n].variants[0].scenario == args.scenario]
+    if args.target or args.agent:
+        names = list(args.target)
+    elif scenario is None:
+        names = list(targets_mod.BUILT_INS)
+    elif scenario.default_targets is not None:
+        names = list(scenario.default_targets)
+    else:  # `plugpull --scenario S` alone runs the built-in targets made for S.
+        names = [n for n, b in targets_mod.BUILT_INS.items() if b.variants[0].scenario == scenario.name]
+    chosen: list[targets_mod.Target] = []
     for name in dict.fromkeys(names):
         built_in = targets_mod.BUILT_INS[name]
+        variants = list(built_in.variants)
+        if scenario is not None:
+            adopted = (scenario.adopt(v, REGISTRY.get(v.scenario)) for v in variants)
+            variants = [v for v in adopted if v is not None]
         if not built_in.installed():
             if args.target:
                 raise UsageError(
@@ -179,58 +241,26 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
                 file=sys.stderr,
             )
             continue
-        chosen.extend(built_in.variants)
-    for command in args.agent:
-        try:
-            chosen.append(targets_mod.agent(command, args.scenario or "kill-mid-tool"))
-        except ValueError as exc:
-            raise UsageError(f"--agent {command!r}: {exc}") from None
-    return check_options(args, chosen)
-
-
-UPGRADE = "resume-after-upgrade"
-
-
-def upgrade_target(args: argparse.Namespace) -> targets_mod.Target:
-    """resume-after-upgrade takes exactly two --agent commands, one per environment (A starts, B resumes).
-
-    Built-in targets run it through ``plugpull report --finding resume-after-upgrade``, which builds
-    both environments from pin sets; here the user's two commands name them.
-    """
-    usage = f'--scenario {UPGRADE} takes exactly two commands: --agent "CMD_A" --agent "CMD_B" (A starts, B resumes)'
-    if args.target:
-        raise UsageError(f"{usage}, not --target; built-in targets: plugpull report --finding {UPGRADE}")
-    if len(args.agent) != 2:
-        raise UsageError(f"{usage}; got {len(args.agent)}")
-    try:
-        return targets_mod.upgrade_agent(*args.agent)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        chosen.extend(variants)
+    return chosen
 
 
 def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) -> list[targets_mod.Target]:
     """The options that apply to every selection; the chosen targets back when they are valid."""
-    if args.repeat < 1:
-        raise UsageError("--repeat must be a whole number >= 1")
-    if args.jobs < 1:
-        raise UsageError("--jobs must be a whole number >= 1")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds")
-    hold = getattr(args, "hold", None)
-    if hold is not None:
-        args.hold = parse_hold(hold)
-        if not any(t.scenario in HOLDING_SCENARIOS for t in chosen):
-            raise UsageError(f"--hold applies to {', '.join(HOLDING_SCENARIOS)}; no selected target runs one")
-    sibling = getattr(args, "sibling", None)
-    if sibling is not None:
-        args.sibling = parse_sibling(sibling, args.hold)
-        if not any(t.scenario == "kill-mid-tool" for t in chosen):
-            raise UsageError("--sibling applies to kill-mid-tool; no selected target runs it")
-    saves = getattr(args, "save", None) or []
-    args.save = tuple(parse_save(spec) for spec in saves)
-    if args.save and not any(t.scenario == "kill-mid-tool" for t in chosen):
-        raise UsageError("--save applies to kill-mid-tool; no selected target runs it")
-    why = suite.unselected_points(chosen, getattr(args, "point", []) or [])
+    scenarios = [REGISTRY[name] for name in dict.fromkeys(t.scenario for t in chosen)]
+    for option in OPTIONS:
+        if given(args, option):
+            check_applies(option, scenarios)
+    if getattr(args, "hold", None) is not None:
+        args.hold = parse_hold(args.hold)
+    if getattr(args, "sibling", None) is not None:
+        args.sibling = parse_sibling(args.sibling, args.hold)
+    args.save = tuple(parse_save(spec) for spec in getattr(args, "save", None) or [])
+    points = list(getattr(args, "point", None) or [])
+    for scenario in scenarios:
+        points = scenario.points_for(points, settings_of(args))
+    args.point = points
+    why = suite.unselected_points(chosen, points)
     if why is not None:
         raise UsageError(why)
     junit = getattr(args, "junit", None)
@@ -245,61 +275,32 @@ def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) ->
     return chosen
 
 
-def select_boundary_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
-    """Targets for every-boundary: the built-ins' kill-and-resume variants (approval agents killed in approve)."""
-    from plugpull.scenarios.every_boundary import as_every_boundary
-
-    unknown = [n for n in args.target if n not in targets_mod.BUILT_INS]
-    if unknown:
-        raise UsageError(f"unknown target {unknown[0]!r}; known targets: {', '.join(targets_mod.BUILT_INS)}")
-    names = args.target or ([] if args.agent else list(targets_mod.BOUNDARY_TARGETS))
-    chosen: list[targets_mod.Target] = []
-    for name in dict.fromkeys(names):
-        built_in = targets_mod.BUILT_INS[name]
-        if built_in.variants[0].scenario == "lost-session-write":
-            raise UsageError(f"target {name!r} has no kill-and-resume run (it is a lost-session-write target)")
-        if not built_in.installed():
-            if args.target:
-                raise UsageError(
-                    f"target {name!r} needs {built_in.module!r}, which is not installed: "
-                    f"pip install 'plugpull[{built_in.extra}]'"
-                )
-            print(f"plugpull: skipping {name}: {built_in.module} is not installed", file=sys.stderr)
-            continue
-        # A variant aimed at a save (Target.saves) runs the same command as its unaimed sibling; the map
-        # holds every boundary in turn itself, so it would map the same run again.
-        chosen.extend(as_every_boundary(t) for t in built_in.variants if not t.saves)
-    for command in args.agent:
-        try:
-            chosen.append(targets_mod.agent(command, "every-boundary"))
-        except ValueError as exc:
-            raise UsageError(f"--agent {command!r}: {exc}") from None
-    if args.repeat < 1:
-        raise UsageError("--repeat must be a whole number >= 1")
-    if args.jobs < 1:
-        raise UsageError("--jobs must be a whole number >= 1")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds")
-    if getattr(args, "sibling", None) is not None:
-        raise UsageError("--sibling does not apply to every-boundary (it applies to kill-mid-tool)")
-    if getattr(args, "hold", None) is not None:
-        raise UsageError("--hold does not apply to every-boundary (it holds every boundary in turn; use --boundary)")
-    if getattr(args, "save", None):
-        raise UsageError("--save does not apply to every-boundary (it holds every boundary in turn; use --boundary)")
-    if args.random_kills:
-        args.point = [*args.point, "random"] if args.point else ["random"]
-    elif "random" in (args.point or []):
-        raise UsageError("--point random needs --random-kills N")
-    why = suite.unselected_points(chosen, args.point or [])
-    if why is not None:
-        raise UsageError(why)
-    if args.workdir is not None:
-        check_writable_dir(args.workdir)
-    return chosen
+def check_applies(option: str, scenarios: list[Scenario]) -> None:
+    """An option no selected scenario reads is bad input: it would change nothing."""
+    if any(option in s.read_options for s in scenarios):
+        return
+    flag = OPTIONS[option][1]
+    refusing = next((s for s in scenarios if option in s.refuses), None)
+    if refusing is not None:
+        raise UsageError(f"{flag} does not apply to {refusing.name} ({refusing.refuses[option]})")
+    readers = [s.name for s in REGISTRY if option in s.read_options]
+    raise UsageError(
+        f"{flag} applies to {', '.join(readers)}; no selected target runs {'one' if len(readers) > 1 else 'it'}"
+    )
 
 
-#: Scenarios whose kill points hold an effect call (lost-session-write breaks the store instead).
-HOLDING_SCENARIOS = ("kill-mid-tool", "resume-after-approval", "resume-after-upgrade")
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The options the run was given, as every scenario reads them."""
+    return Settings(
+        timeout=args.timeout,
+        keep_workdir=getattr(args, "keep_workdir", False),
+        workdir_root=args.workdir,
+        hold=getattr(args, "hold", None),
+        sibling=getattr(args, "sibling", None),
+        saves=tuple(getattr(args, "save", ()) or ()),
+        boundaries=tuple(getattr(args, "boundary", ()) or ()),
+        random_kills=getattr(args, "random_kills", 0) or 0,
+    )
 
 
 def parse_hold(spec: str) -> tuple[str, int]:
@@ -378,31 +379,17 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_pro
     from contextlib import nullcontext
 
     from plugpull import progress as progress_mod
-    from plugpull.scenarios import Settings
 
-    settings = Settings(
-        timeout=args.timeout,
-        keep_workdir=args.keep_workdir,
-        workdir_root=args.workdir,
-        hold=args.hold,
-        sibling=getattr(args, "sibling", None),
-        saves=tuple(getattr(args, "save", ()) or ()),
-        boundaries=tuple(getattr(args, "boundary", ()) or ()),
-        random_kills=getattr(args, "random_kills", 0) or 0,
-    )
     runs = suite.plan(targets, args.point or None, args.repeat)
     shown = progress_mod.choose(len(runs), json_output=args.json) if show_progress else None
     hooks = {"progress": shown.started, "finished": shown.finished} if shown is not None else {}
-    with shown if shown is not None else nullcontext():
-        if not args.fork_server:
-            return suite.run_plan(runs, settings, jobs=args.jobs, **hooks)
+    forks = None
+    if args.fork_server:
         from plugpull.forkserver import ForkServers
 
-        settings.forks = ForkServers()
-        try:
-            return suite.run_plan(runs, settings, jobs=args.jobs, **hooks)
-        finally:
-            settings.forks.close()
+        forks = ForkServers()
+    with shown if shown is not None else nullcontext(), Runtime(forks=forks) as runtime:
+        return suite.run_plan(runs, settings_of(args), runtime, jobs=args.jobs, **hooks)
 
 
 def write_junit(path: str, results: list[Result], argv: list[str], repeat: int, started: datetime) -> str | None:

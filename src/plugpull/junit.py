@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
 from plugpull.rendering import format_text, shown_target
-from plugpull.results import Result, Verdict, redact
+from plugpull.results import Result, Verdict, lines, redact
 
 #: Characters XML 1.0 cannot carry (https://www.w3.org/TR/xml/#charsets): a target's stderr may hold
 #: ANSI escapes or NUL bytes, which would make the whole file unreadable to a CI viewer.
@@ -35,18 +35,6 @@ def clean(text: str) -> str:
 def seconds(value: float) -> str:
     # junit-10.xsd's SUREFIRE_TIME: plain decimal, no exponent.
     return f"{max(value, 0.0):.3f}"
-
-
-def line_key(result: Result) -> tuple[str, str, str]:
-    return (result.scenario, result.point, result.target)
-
-
-def lines_of(results: list[Result]) -> list[list[Result]]:
-    """Results grouped per line (scenario, point, target), in first-seen order: one testcase each."""
-    groups: dict[tuple[str, str, str], list[Result]] = {}
-    for result in results:
-        groups.setdefault(line_key(result), []).append(result)
-    return list(groups.values())
 
 
 def counts(runs: list[Result]) -> str:
@@ -96,7 +84,7 @@ def document(
     root = ET.Element("testsuites", {"name": "plugpull"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
     scenarios: dict[str, list[list[Result]]] = {}
-    for runs in lines_of(results):
+    for runs in lines(results).values():
         scenarios.setdefault(runs[0].scenario, []).append(runs)
     for scenario, members in scenarios.items():
         cases = [testcase(runs) for runs in members]

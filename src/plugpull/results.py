@@ -8,8 +8,9 @@ from __future__ import annotations
 import enum
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 # 2: notes moved out of `message` into their own list (docs/json-schema.md, "Changes from schema 1").
 # 3: run records hold the load average (`load`) and the witnesses' output (`witnesses`); the results
@@ -90,17 +91,37 @@ def _redact(value: Any, secrets: list[str]) -> Any:
     return value
 
 
+class Line(NamedTuple):
+    """What one result line is about: a scenario at one point against one target (variant)."""
+
+    scenario: str
+    point: str
+    target: str
+
+
+def line_of(result: Result) -> Line:
+    return Line(result.scenario, result.point, result.target)
+
+
+def lines(results: Iterable[Result]) -> dict[Line, list[Result]]:
+    """Results grouped per line, in first-seen order: every repeat of a line together.
+
+    The one grouping the text tally, the JUnit testcases and the findings notebooks count by.
+    """
+    grouped: dict[Line, list[Result]] = {}
+    for result in results:
+        grouped.setdefault(line_of(result), []).append(result)
+    return grouped
+
+
 def tally(results: list[Result]) -> list[dict[str, Any]]:
     """Verdict counts per line (scenario, point, target), in first-seen order, for repeated runs."""
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for r in results:
-        row = rows.setdefault(
-            (r.scenario, r.point, r.target),
-            {"scenario": r.scenario, "point": r.point, "target": r.target, "runs": 0, "PASS": 0, "FAIL": 0, "ERROR": 0},
-        )
-        row["runs"] += 1
-        row[r.verdict.value] += 1
-    return list(rows.values())
+    rows = []
+    for line, runs in lines(results).items():
+        row: dict[str, Any] = {**line._asdict(), "runs": len(runs)}
+        row.update({v.value: sum(1 for r in runs if r.verdict is v) for v in Verdict})
+        rows.append(row)
+    return rows
 
 
 def to_document(results: list[Result], **extra: Any) -> dict[str, Any]:

@@ -28,6 +28,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from plugpull.errors import StoreError
+
 POINTS = ("write-lost", "ack-lost")
 READ_METHODS = ("get_items",)
 WRITE_METHODS = ("add_items", "pop_item", "clear_session")
@@ -82,10 +84,6 @@ class Write:
             "fault": self.fault,
             "pid": self.pid,
         }
-
-
-class StoreError(ValueError):
-    """A call the store refuses (bad method or arguments); answered as an error, never dropped."""
 
 
 @dataclass

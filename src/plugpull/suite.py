@@ -1,43 +1,25 @@
 """Running scenarios against targets: the harness API the CLI and the notebooks share.
 
-Every scenario module has ``NAME``, ``POINTS`` and ``run(target, points, settings) ->
-list[Result]``; a target names its scenario, and this module dispatches on it.
+A target names its scenario; the registry (plugpull.scenarios.registry) gives the scenario object, and
+this module reads nothing of it but the contract (plugpull.scenarios.contract): its points, its
+expansion and its ``run``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
-from types import ModuleType
 
 from plugpull.results import Result
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.registry import REGISTRY
 from plugpull.targets import Target
-
-#: scenario name -> module under plugpull.scenarios
-SCENARIOS = {
-    "kill-mid-tool": "kill_mid_tool",
-    "lost-session-write": "lost_session_write",
-    "resume-after-approval": "resume_after_approval",
-    "every-boundary": "every_boundary",
-    "resume-after-upgrade": "resume_after_upgrade",
-}
-
-
-def scenario_module(name: str) -> ModuleType:
-    if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-    return importlib.import_module(f"plugpull.scenarios.{SCENARIOS[name]}")
 
 
 def all_points() -> list[str]:
     """Every point of every scenario, in order, for the CLI's --point choices."""
-    points: list[str] = []
-    for name in SCENARIOS:
-        points.extend(p for p in scenario_module(name).POINTS if p not in points)
-    return points
+    return REGISTRY.points()
 
 
 def unselected_points(targets: list[Target], points: list[str]) -> str | None:
@@ -49,7 +31,7 @@ def unselected_points(targets: list[Target], points: list[str]) -> str | None:
     scenarios = list(dict.fromkeys(t.scenario for t in targets))
     if not scenarios or not points:
         return None
-    have = {name: scenario_module(name).POINTS for name in scenarios}
+    have = {name: REGISTRY[name].points for name in scenarios}
     missing = [p for p in dict.fromkeys(points) if not any(p in pts for pts in have.values())]
     if not missing:
         return None
@@ -62,9 +44,8 @@ def plan(targets: list[Target], points: list[str] | None = None, repeat: int = 1
     """The (target, point) runs, in output order: each target's points that its scenario has."""
     runs = []
     for target in targets:
-        module = scenario_module(target.scenario)
-        default = getattr(module, "DEFAULT_POINTS", module.POINTS)
-        for point in [p for p in (points or default) if p in module.POINTS]:
+        scenario = REGISTRY[target.scenario]
+        for point in [p for p in (points or scenario.points_by_default) if p in scenario.points]:
             runs.extend([(target, point)] * repeat)
     return runs
 
@@ -72,12 +53,16 @@ def plan(targets: list[Target], points: list[str] | None = None, repeat: int = 1
 def run_plan(
     runs: list[tuple[Target, str]],
     settings: Settings | None = None,
+    runtime: Runtime | None = None,
     *,
     jobs: int = 1,
     progress: Callable[[Target, str], None] | None = None,
     finished: Callable[[Target, str, list[Result]], None] | None = None,
 ) -> list[Result]:
     """Run every (target, point); with ``jobs`` > 1, that many at once.
+
+    ``runtime``: what the lines share (clean runs, fork servers); a new one without fork servers by
+    default. Pass the same one to later calls to share their clean runs too; its caller closes it.
 
     ``progress`` is called as a run starts, ``finished`` with its results as it ends (from the
     worker threads when ``jobs`` > 1), so a caller can show each line the moment it completes.
@@ -87,13 +72,14 @@ def run_plan(
     come back in ``runs`` order either way.
     """
     settings = settings or Settings()
-    runs = expand(runs, settings)
+    runtime = runtime or Runtime()
+    runs = expand(runs, settings, runtime)
 
     def one(run: tuple[Target, str]) -> list[Result]:
         target, point = run
         if progress is not None:
             progress(target, point)
-        results = scenario_module(target.scenario).run(target, [point], settings)
+        results = REGISTRY[target.scenario].run(target, point, settings, runtime)
         if finished is not None:
             finished(target, point, results)
         return results
@@ -104,8 +90,8 @@ def run_plan(
         return [r for batch in pool.map(one, runs) for r in batch]
 
 
-def expand(runs: list[tuple[Target, str]], settings: Settings) -> list[tuple[Target, str]]:
-    """Runs whose scenario has lines known only after a clean run (every-boundary): one per line.
+def expand(runs: list[tuple[Target, str]], settings: Settings, runtime: Runtime) -> list[tuple[Target, str]]:
+    """Each run as the lines its scenario makes of it (``Scenario.expand``; every-boundary: one per boundary).
 
     Consecutive runs of one target are expanded together, so a target's lines come out boundary
     by boundary (before, then after), and the expanded lines are dispatched like any other (-j).
@@ -113,16 +99,18 @@ def expand(runs: list[tuple[Target, str]], settings: Settings) -> list[tuple[Tar
     out: list[tuple[Target, str]] = []
     for target, group in groupby(runs, key=lambda run: run[0]):
         points = [point for _, point in group]
-        module = scenario_module(target.scenario)
-        if hasattr(module, "expand"):
-            out.extend((target, line) for line in module.expand(target, points, settings))
-        else:
-            out.extend((target, point) for point in points)
+        out.extend((target, line) for line in REGISTRY[target.scenario].expand(target, points, settings, runtime))
     return out
 
 
 def run_scenario(
-    target: Target, points: list[str] | None = None, *, repeat: int = 1, settings: Settings | None = None, jobs: int = 1
+    target: Target,
+    points: list[str] | None = None,
+    *,
+    repeat: int = 1,
+    settings: Settings | None = None,
+    runtime: Runtime | None = None,
+    jobs: int = 1,
 ) -> list[Result]:
     """Run ``target``'s scenario at ``points`` (default: all of the scenario's points), ``repeat`` times each."""
-    return run_plan(plan([target], points, repeat), settings, jobs=jobs)
+    return run_plan(plan([target], points, repeat), settings, runtime, jobs=jobs)

@@ -5,7 +5,7 @@ import pytest
 from plugpull.forkserver import ForkServers
 from plugpull.rendering import held_call
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import Target, python_module
 
@@ -15,15 +15,14 @@ AGENT = Target(name="agent", argv=python_module("plugpull.examples.langgraph_rea
 
 
 @pytest.fixture(scope="module")
-def forks():
-    servers = ForkServers()
-    yield servers
-    servers.close()
+def forked():
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
-def test_hold_charge_card_lands_the_kill_in_charge_card_whichever_tool_calls_first(point, forks):
-    result = run_point(AGENT, point, Settings(timeout=60, forks=forks, hold=("charge_card", 1)))
+def test_hold_charge_card_lands_the_kill_in_charge_card_whichever_tool_calls_first(point, forked):
+    result = run_point(AGENT, point, Settings(timeout=60, hold=("charge_card", 1)), forked)
     assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
     assert result.evidence["held_name"] == "charge_card"
     assert held_call(result.evidence["calls"]) == "charge_card#1"
@@ -41,8 +40,8 @@ def test_hold_charge_card_lands_the_kill_in_charge_card_whichever_tool_calls_fir
     assert result.framework == "langgraph" and result.version
 
 
-def test_without_hold_the_line_names_whichever_call_was_held(forks):
-    result = run_point(AGENT, "after-effect", Settings(timeout=60, forks=forks))
+def test_without_hold_the_line_names_whichever_call_was_held(forked):
+    result = run_point(AGENT, "after-effect", Settings(timeout=60), forked)
     assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
     assert held_call(result.evidence["calls"]) == f"{result.evidence['held_name']}#1"
     assert result.evidence["held_name"] in ("send_email", "charge_card")

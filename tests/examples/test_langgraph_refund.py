@@ -3,12 +3,14 @@
 import pytest
 
 from plugpull.results import Verdict
-from plugpull.scenarios.kill_mid_tool import Settings, run_point
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import BUILT_INS, Target, python_module
 
 pytest.importorskip("langgraph")
 
 SETTINGS = Settings(timeout=60)
+RUNTIME = Runtime()  # the module's tests share their clean runs
 
 # Rows 1, 2 and 4 of the tool-body table. LangGraph re-runs the killed tool step from its
 # last checkpoint, so it behaves like the fake framework once the model's tool call is saved.
@@ -31,13 +33,13 @@ def refund_agent(variant: str, *options: str) -> Target:
 )
 @pytest.mark.parametrize("variant, point", [(v, p) for v in TABLE for p in TABLE[v]])
 def test_each_tool_variant_gets_its_verdict(variant, point, durability, extra):
-    result = run_point(refund_agent(variant, "--durability", durability, *extra), point, SETTINGS)
+    result = run_point(refund_agent(variant, "--durability", durability, *extra), point, SETTINGS, RUNTIME)
     assert result.verdict.value == TABLE[variant][point], (result.message, result.stderr)
     assert result.framework == "langgraph" and result.version
 
 
 def test_with_the_tool_call_id_as_key_resume_reuses_the_saved_call_id():
-    result = run_point(refund_agent("tool-call-id", "--durability", "sync"), "after-effect", SETTINGS)
+    result = run_point(refund_agent("tool-call-id", "--durability", "sync"), "after-effect", SETTINGS, RUNTIME)
     keys = {c["key"] for c in result.evidence["calls"]}
     assert len(keys) == 1 and next(iter(keys)).startswith("call_")
 
@@ -45,7 +47,7 @@ def test_with_the_tool_call_id_as_key_resume_reuses_the_saved_call_id():
 def test_a_kill_before_any_checkpoint_is_saved_is_recovered_by_submitting_the_input_again():
     # durability="exit" saves only when the run ends, so the killed run left no checkpoint:
     # invoke(None, config) would raise EmptyInputError; the app resubmits its input and refunds once.
-    result = run_point(refund_agent("no-key", "--durability", "exit"), "before-effect", SETTINGS)
+    result = run_point(refund_agent("no-key", "--durability", "exit"), "before-effect", SETTINGS, RUNTIME)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.evidence["counts"] == {"refund": 1}
 
@@ -62,14 +64,14 @@ def test_the_built_in_target_runs_both_durabilities_without_a_key_and_with_the_t
         ),
     ]
     assert variants[2].argv[-3:] == ("tool-call-id", "--durability", "sync")
-    result = run_point(variants[0], "after-effect", SETTINGS)
+    result = run_point(variants[0], "after-effect", SETTINGS, RUNTIME)
     assert result.verdict is Verdict.FAIL
     assert result.message == "effect duplicated: the provider saw 2 refund (expected 1)"
     assert [n["url"] for n in result.notes] == [
         "https://docs.langchain.com/oss/python/langgraph/functional-api#idempotency"
     ]
     assert [c["phase"] for c in result.evidence["calls"] if c["recorded"]] == ["start", "resume"]
-    passed = run_point(variants[0], "before-effect", SETTINGS)
+    passed = run_point(variants[0], "before-effect", SETTINGS, RUNTIME)
     assert passed.verdict is Verdict.PASS and passed.notes == []
 
 
@@ -86,7 +88,7 @@ def aimed(model_step: str) -> Target:
     [("unsaved", "FAIL", 2), ("writes-saved", "PASS", 1), ("saved", "PASS", 1)],
 )
 def test_the_async_tool_call_id_line_aimed_at_the_model_steps_saves_is_a_verdict(model_step, verdict, keys):
-    result = run_point(aimed(model_step), "after-effect", SETTINGS)
+    result = run_point(aimed(model_step), "after-effect", SETTINGS, RUNTIME)
     assert result.verdict.value == verdict, (result.message, result.stderr)
     assert len({c["key"] for c in result.evidence["calls"]}) == keys
     assert all(save["ready"] for save in result.evidence["saves"])

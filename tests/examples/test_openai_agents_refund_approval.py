@@ -5,9 +5,11 @@ import pytest
 from plugpull.forkserver import ForkServers
 from plugpull.rendering import summary_of
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_approval import run_point
 from plugpull.targets import Target, python_module
+
+SETTINGS = Settings(timeout=90)
 
 pytest.importorskip("agents")
 
@@ -19,14 +21,13 @@ AGENT = Target(
 
 
 @pytest.fixture(scope="module")
-def settings():
-    forks = ForkServers()
-    yield Settings(timeout=90, forks=forks)
-    forks.close()
+def forked():
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
-def test_a_second_approval_runs_the_tool_again_and_the_tool_call_id_keeps_one_refund(settings):
-    result = run_point(AGENT, "double-resume", settings)
+def test_a_second_approval_runs_the_tool_again_and_the_tool_call_id_keeps_one_refund(forked):
+    result = run_point(AGENT, "double-resume", SETTINGS, forked)
     assert result.verdict is Verdict.FAIL, (result.message, result.stderr)
     assert (
         result.message
@@ -40,8 +41,8 @@ def test_a_second_approval_runs_the_tool_again_and_the_tool_call_id_keeps_one_re
 
 
 @pytest.mark.parametrize("point", ["killed-before-effect", "killed-after-effect"])
-def test_recovering_the_saved_approved_state_refunds_once(point, settings):
-    result = run_point(AGENT, point, settings)
+def test_recovering_the_saved_approved_state_refunds_once(point, forked):
+    result = run_point(AGENT, point, SETTINGS, forked)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     # The restored RunState carries the model's call, so recover asks with the same tool call id.
     keys = {c["key"] for c in result.evidence["calls"] if c["name"] == "refund"}

@@ -1,47 +1,27 @@
 """report/ is cut by where code runs: the kernel side (what a notebook imports, in the pin set's environment)
-never imports the harness side, loads nothing heavy when imported, and no module of report/ imports itself
-back through others (no import cycle, lazy imports counted)."""
+never imports the harness side and loads nothing heavy when imported. The graph is tests/import_graph.py's
+(lazy imports counted); that no module imports itself back, in report/ or anywhere, is tests/test_layering.py's."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
-from pathlib import Path
 
-import plugpull.report
+from import_graph import MODULES as ALL_MODULES
+from import_graph import imported
 
-REPORT = Path(plugpull.report.__file__).parent
-SRC = REPORT.parents[1]
-
-
-def module_name(path: Path) -> str:
-    return ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+MODULES = {name: path for name, path in ALL_MODULES.items() if name.startswith("plugpull.report")}
 
 
-MODULES = {module_name(p): p for p in sorted(REPORT.rglob("*.py"))}
-
-
-def imports(path: Path) -> set[str]:
-    """Every plugpull.report module ``path`` imports, at the top or inside a function (``from a import b``
-    counts as ``a.b`` when that is a module)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                found.add(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES else node.module)
-    return {m for m in found if m.startswith("plugpull.report")}
+def imports(name: str) -> set[str]:
+    """Every plugpull.report module ``name`` imports, at the top or inside a function."""
+    return {m for m in imported(name) if m.startswith("plugpull.report")}
 
 
 def test_the_kernel_side_imports_nothing_of_the_harness_side():
-    kernel = {name: path for name, path in MODULES.items() if name.startswith("plugpull.report.kernel")}
+    kernel = [name for name in MODULES if name.startswith("plugpull.report.kernel")]
     assert set(kernel) >= {f"plugpull.report.kernel.{m}" for m in ("notebook", "claims", "record", "versions")}
-    crossing = {
-        name: sorted(m for m in imports(path) if not m.startswith("plugpull.report.kernel"))
-        for name, path in kernel.items()
-    }
+    crossing = {name: sorted(m for m in imports(name) if not m.startswith("plugpull.report.kernel")) for name in kernel}
     assert {name: found for name, found in crossing.items() if found} == {}
 
 
@@ -53,20 +33,3 @@ def test_importing_the_kernel_side_loads_no_harness_module_and_nothing_it_draws_
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-
-
-def test_no_module_of_report_imports_itself_back_through_others():
-    graph = {name: imports(path) - {name} for name, path in MODULES.items()}
-    cycles = []
-
-    def visit(name: str, path: list[str], done: set[str]) -> None:
-        for nxt in sorted(graph.get(name, ())):
-            if nxt in path:
-                cycles.append(path[path.index(nxt) :] + [nxt])
-            elif nxt not in done:
-                done.add(nxt)
-                visit(nxt, [*path, nxt], done)
-
-    for name in sorted(graph):
-        visit(name, [name], {name})
-    assert cycles == []

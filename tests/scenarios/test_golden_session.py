@@ -2,13 +2,14 @@
 
 from plugpull import suite
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 
 FAST = Settings(timeout=30)
+RUNTIME = Runtime()  # the module's tests share their probes
 
 
 def test_a_store_target_that_duplicates_without_a_fault_is_an_error(session_app):
-    results = suite.run_scenario(session_app("duplicates"), settings=FAST)
+    results = suite.run_scenario(session_app("duplicates"), settings=FAST, runtime=RUNTIME)
     # One probe line per point asked for (both points share the one probe).
     assert {(r.point, r.verdict) for r in results} == {("probe", Verdict.ERROR)}
     assert results[0].message.startswith("probe: the target duplicates without a fault: ")
@@ -16,7 +17,7 @@ def test_a_store_target_that_duplicates_without_a_fault_is_an_error(session_app)
 
 
 def test_a_resumed_session_equal_to_the_probe_passes_at_both_points(session_app):
-    results = suite.run_scenario(session_app("correct"), settings=FAST)
+    results = suite.run_scenario(session_app("correct"), settings=FAST, runtime=RUNTIME)
     assert [(r.point, r.verdict) for r in results] == [("write-lost", Verdict.PASS), ("ack-lost", Verdict.PASS)]
     assert results[0].message == (
         "write 2: staged input stored once; every other item of the probe's session (2) stored once, none beyond it"
@@ -26,7 +27,7 @@ def test_a_resumed_session_equal_to_the_probe_passes_at_both_points(session_app)
 
 
 def test_an_item_the_fault_free_run_never_stores_fails_as_beyond_the_session(session_app):
-    results = suite.run_scenario(session_app("extra-on-resume"), settings=FAST)
+    results = suite.run_scenario(session_app("extra-on-resume"), settings=FAST, runtime=RUNTIME)
     assert {r.verdict for r in results} == {Verdict.FAIL}
     assert results[0].message == (
         "write 2: 1 item(s) beyond the probe's session: message:assistant:Resumed after a failure."

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from plugpull.results import Verdict
-from plugpull.scenarios.kill_mid_tool import Settings, run_point
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import Target
 
 FAST = Settings(timeout=30)
+RUNTIME = Runtime()  # the module's tests share their clean runs, as they shared FAST's before issue 21
 AGENTS = Path(__file__).parent.parent / "agents"
 
 
@@ -34,44 +36,44 @@ TABLE = {
 
 @pytest.mark.parametrize("body, point", [(b, p) for b in TABLE for p in TABLE[b]])
 def test_each_tool_body_gets_its_verdict_at_each_point(fake_framework, body, point):
-    result = run_point(fake_framework(body), point, FAST)
+    result = run_point(fake_framework(body), point, FAST, RUNTIME)
     assert result.verdict.value == TABLE[body][point], result.message
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["proof"]["caller_group"] == result.evidence["proof"]["group"]
 
 
 def test_a_duplicate_says_how_many_effects_the_provider_saw(fake_framework):
-    result = run_point(fake_framework("no-key"), "after-effect", FAST)
+    result = run_point(fake_framework("no-key"), "after-effect", FAST, RUNTIME)
     assert result.message == "effect duplicated: the provider saw 2 charge (expected 1)"
     assert result.evidence["counts"] == {"charge": 2}
 
 
 def test_a_lost_effect_says_so(fake_framework):
-    result = run_point(fake_framework("ledger"), "before-effect", FAST)
+    result = run_point(fake_framework("ledger"), "before-effect", FAST, RUNTIME)
     assert result.message == "effect lost: the provider saw 0 charge (expected 1)"
 
 
 def test_a_tool_that_never_calls_the_provider_is_an_error(misbehaving):
-    result = run_point(misbehaving("never-calls"), "before-effect", FAST)
+    result = run_point(misbehaving("never-calls"), "before-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR
     assert "never called record_effect" in result.message
 
 
 def test_a_start_that_exits_before_the_tool_is_an_error(misbehaving):
-    result = run_point(misbehaving("exits-early"), "after-effect", FAST)
+    result = run_point(misbehaving("exits-early"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR
     assert result.evidence["resume"] is None
 
 
 def test_a_start_that_crashes_shows_its_stderr(misbehaving):
-    result = run_point(misbehaving("crashes"), "before-effect", FAST)
+    result = run_point(misbehaving("crashes"), "before-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR
     assert "exit code 1" in result.message
     assert "the agent crashed before its tool" in result.stderr
 
 
 def test_a_call_from_outside_the_killed_group_is_an_error(misbehaving):
-    result = run_point(misbehaving("new-session-worker"), "after-effect", FAST)
+    result = run_point(misbehaving("new-session-worker"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR
     assert "outside the killed group" in result.message
     # The escaped worker was killed too: its held connection closed.
@@ -80,7 +82,7 @@ def test_a_call_from_outside_the_killed_group_is_an_error(misbehaving):
 
 
 def test_a_call_from_a_child_in_the_same_group_is_proven(misbehaving):
-    result = run_point(misbehaving("forked-child"), "before-effect", FAST)
+    result = run_point(misbehaving("forked-child"), "before-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.PASS, result.message
     proof = result.evidence["proof"]
     assert proof["caller_pid"] != proof["group"] and proof["caller_group"] == proof["group"]
@@ -88,7 +90,7 @@ def test_a_call_from_a_child_in_the_same_group_is_proven(misbehaving):
 
 def test_a_command_that_does_not_exist_is_an_error():
     target = Target(name="agent", argv=("/nonexistent/agent-binary",))
-    result = run_point(target, "before-effect", FAST)
+    result = run_point(target, "before-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("cannot start the target")
 
@@ -102,14 +104,14 @@ def test_a_start_that_never_reaches_the_tool_is_an_error_after_the_timeout():
 
 def test_a_tool_that_calls_twice_without_a_key_in_one_run_is_an_error(misbehaving):
     # The clean run (no kill) already records 2 charges: a count after the crash proves nothing.
-    result = run_point(misbehaving("twice"), "before-effect", FAST)
+    result = run_point(misbehaving("twice"), "before-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("a clean run (no kill) already recorded 2 charge")
     assert result.evidence["resume"] is None
 
 
 def test_a_flood_of_output_is_kept_bounded_and_undecodable_bytes_are_replaced(misbehaving):
-    result = run_point(misbehaving("floods"), "after-effect", FAST)
+    result = run_point(misbehaving("floods"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.FAIL
     assert result.message.startswith("resume crashed (exit code 3)")
     assert "bad bytes: \ufffd" in result.stderr
@@ -137,7 +139,7 @@ def test_the_tail_of_a_flood_is_bounded(misbehaving):
 def test_a_resume_that_exits_0_and_does_nothing_fails_at_after_effect(fake_framework):
     # The effect was recorded before the kill, so the count alone reads 1: only the missing
     # result shows that the resumed run never finished.
-    result = run_point(fake_framework("idle-resume"), "after-effect", FAST)
+    result = run_point(fake_framework("idle-resume"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.FAIL
     assert result.message == "run did not finish: resume exited 0 without a result"
     assert result.evidence["counts"] == {"charge": 1}
@@ -145,14 +147,14 @@ def test_a_resume_that_exits_0_and_does_nothing_fails_at_after_effect(fake_frame
 
 
 def test_a_resume_that_reports_another_result_fails_with_the_difference(fake_framework):
-    result = run_point(fake_framework("phase-result"), "after-effect", FAST)
+    result = run_point(fake_framework("phase-result"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.FAIL
     assert result.message == ('result differs from the clean run: $.finished_in: clean "start", resumed "resume"')
     assert result.evidence["resumed"] == [{"charge": "done", "finished_in": "resume"}]
 
 
 def test_a_resumed_run_with_the_golden_result_passes_and_says_so(fake_framework):
-    result = run_point(fake_framework("stable-key"), "after-effect", FAST)
+    result = run_point(fake_framework("stable-key"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.PASS
     assert result.message == "the provider saw exactly 1 charge; the result equals the clean run's"
 
@@ -161,13 +163,13 @@ def test_fields_a_target_names_are_left_out_of_the_comparison(fake_framework):
     from dataclasses import replace
 
     target = replace(fake_framework("phase-result"), result_ignore=("finished_in",))
-    result = run_point(target, "after-effect", FAST)
+    result = run_point(target, "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.PASS, result.message
     assert result.evidence["result_ignore"] == ["finished_in"]
 
 
 def test_an_agent_that_reports_no_result_keeps_the_effect_rule_and_is_told_how_to_check_completion(fake_framework):
-    result = run_point(fake_framework("silent"), "after-effect", FAST)
+    result = run_point(fake_framework("silent"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.PASS, result.message
     assert result.message == (
         "the provider saw exactly 1 charge; completion not checked: the clean run reported no result "
@@ -179,7 +181,7 @@ def test_an_agent_that_reports_no_result_keeps_the_effect_rule_and_is_told_how_t
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_a_helper_that_left_the_group_and_outlived_the_kill_is_an_error_and_is_killed(how, point, processes_carrying):
     marker = uuid.uuid4().hex[:12]
-    result = run_point(misbehaving_marked(how, marker), point, FAST)
+    result = run_point(misbehaving_marked(how, marker), point, FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR, result.message
     assert re.fullmatch(rf"a process of the run outlived the kill: pid \d+ \(.*{marker}.*\)", result.message)
     # The helper's tool was the killed caller (the kill itself is proven); resume never ran.
@@ -192,7 +194,7 @@ def test_a_helper_that_left_the_group_and_outlived_the_kill_is_an_error_and_is_k
 
 def test_a_resume_that_leaves_a_helper_running_is_an_error_and_the_helper_is_killed(processes_carrying):
     marker = uuid.uuid4().hex[:12]
-    result = run_point(misbehaving_marked("leaves-helper", marker), "after-effect", FAST)
+    result = run_point(misbehaving_marked("leaves-helper", marker), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR, result.message
     assert re.fullmatch(rf"a process of the run outlived resume: pid \d+ \(.*sleep\(600\) {marker}\)", result.message)
     assert result.evidence["start"]["outlived"] == [] and result.evidence["clean"]["start"]["outlived"] == []
@@ -201,7 +203,7 @@ def test_a_resume_that_leaves_a_helper_running_is_an_error_and_the_helper_is_kil
 
 def test_the_orphans_plugpull_adopts_are_reaped():
     marker = uuid.uuid4().hex[:12]
-    run_point(misbehaving_marked("double-fork-helper", marker), "after-effect", FAST)
+    run_point(misbehaving_marked("double-fork-helper", marker), "after-effect", FAST, RUNTIME)
     me = os.getpid()
     zombies = []
     for entry in filter(str.isdigit, os.listdir("/proc")):

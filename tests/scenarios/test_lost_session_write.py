@@ -11,7 +11,7 @@ import pytest
 from plugpull import suite
 from plugpull.checks import prove_probe
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.lost_session_write import run_probe
 from plugpull.targets import BUILT_INS
 
@@ -19,16 +19,17 @@ pytest.importorskip("agents")
 
 APP = BUILT_INS["openai-agents"].variants[0]
 FAST = Settings(timeout=60)
+RUNTIME = Runtime()  # the module's tests share the probe
 PIN = "0.22.2"
 
 
 @pytest.fixture(scope="module")
 def results():
-    return {r.point: r for r in suite.run_scenario(APP, settings=FAST)}
+    return {r.point: r for r in suite.run_scenario(APP, settings=FAST, runtime=RUNTIME)}
 
 
 def test_the_probe_finds_that_only_the_admission_write_carries_the_staged_input():
-    probe, announced = run_probe(APP, FAST)
+    probe, announced = run_probe(APP, FAST, RUNTIME)
     assert prove_probe(probe) is None
     # user input, tool call, tool output (approved on resume), staged input, final answer
     assert [w["method"] for w in probe.writes] == ["add_items"] * 5

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
 from plugpull.targets import Target
 
 AGENTS = Path(__file__).parent.parent / "agents"
 
-# One Settings for the module: each target's clean approval is run once and shared.
+# One Settings and one Runtime for the module: each target's clean approval is run once and shared.
 SETTINGS = Settings(timeout=30)
+RUNTIME = Runtime()
 
 # What each way of building the framework gets at each boundary (the fake's docstring).
 TABLE = {
@@ -33,12 +34,12 @@ TABLE = {
 
 @pytest.mark.parametrize("how, point", [(h, p) for h in TABLE for p in POINTS])
 def test_each_framework_gets_its_verdict_at_each_boundary(approval_framework, how, point):
-    result = run_point(approval_framework(how), point, SETTINGS)
+    result = run_point(approval_framework(how), point, SETTINGS, RUNTIME)
     assert result.verdict.value == TABLE[how][POINTS.index(point)], result.message
 
 
 def test_racing_approvers_all_wait_at_the_gate_and_exactly_one_runs_the_tool(approval_framework):
-    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS)
+    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS, RUNTIME)
     ev = result.evidence
     assert ev["gated"] == ev["racers"] == 5
     assert sorted(a["effect_calls"] for a in ev["approvals"]) == [0, 0, 0, 0, 1]
@@ -46,7 +47,7 @@ def test_racing_approvers_all_wait_at_the_gate_and_exactly_one_runs_the_tool(app
 
 
 def test_a_killed_approval_is_proven_before_recover_runs(approval_framework):
-    result = run_point(approval_framework("correct"), "killed-after-effect", SETTINGS)
+    result = run_point(approval_framework("correct"), "killed-after-effect", SETTINGS, RUNTIME)
     ev = result.evidence
     assert ev["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
     assert ev["proof"]["caller_group"] == ev["proof"]["group"]
@@ -54,7 +55,7 @@ def test_a_killed_approval_is_proven_before_recover_runs(approval_framework):
 
 
 def test_a_recover_that_exits_0_and_finishes_nothing_fails_although_the_effect_count_is_1(approval_framework):
-    result = run_point(approval_framework("idle-recover"), "killed-after-effect", SETTINGS)
+    result = run_point(approval_framework("idle-recover"), "killed-after-effect", SETTINGS, RUNTIME)
     assert (result.verdict, result.message) == (
         Verdict.FAIL,
         "run did not finish: recover exited 0 without a result",
@@ -64,13 +65,13 @@ def test_a_recover_that_exits_0_and_finishes_nothing_fails_although_the_effect_c
 
 
 def test_the_racer_that_ran_the_tool_reports_the_golden_result(approval_framework):
-    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS)
+    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS, RUNTIME)
     assert result.verdict is Verdict.PASS and result.message.endswith("; the result equals the clean run's")
     assert result.evidence["racer_outcomes"] == {"ran the tool": 1, "refused": 4}
 
 
 def test_a_stuck_run_says_what_the_framework_said(approval_framework):
-    result = run_point(approval_framework("stuck"), "killed-before-effect", SETTINGS)
+    result = run_point(approval_framework("stuck"), "killed-before-effect", SETTINGS, RUNTIME)
     assert result.message.startswith(
         "stuck: the run can no longer be finished: recover refused (exit 3): refused: already resumed"
     )

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_upgrade import run_point
 from plugpull.targets import Target, upgrade_targets
 
 FAST = Settings(timeout=60)
+RUNTIME = Runtime()  # the module's tests share their clean runs
 AGENT = str(Path(__file__).parent.parent / "agents" / "versioned_framework.py")
 
 
@@ -27,7 +28,7 @@ def upgrade(start: tuple[str, str], resume: tuple[str, str]) -> Target:
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_a_release_that_loads_the_old_state_finishes_the_run_with_one_effect(point):
-    result = run_point(upgrade(("1.0", "accept"), ("2.0", "accept")), point, FAST)
+    result = run_point(upgrade(("1.0", "accept"), ("2.0", "accept")), point, FAST, RUNTIME)
     assert result.verdict is Verdict.PASS, result.message
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["proof"]["caller_group"] == result.evidence["proof"]["group"]
@@ -38,7 +39,7 @@ def test_a_release_that_loads_the_old_state_finishes_the_run_with_one_effect(poi
 
 @pytest.mark.parametrize("point, counts", [("before-effect", {"charge": 0}), ("after-effect", {"charge": 1})])
 def test_a_release_that_refuses_the_old_state_fails_as_refused_and_quotes_it(point, counts):
-    result = run_point(upgrade(("1.0", "accept"), ("2.0", "refuse")), point, FAST)
+    result = run_point(upgrade(("1.0", "accept"), ("2.0", "refuse")), point, FAST, RUNTIME)
     assert result.verdict is Verdict.FAIL
     assert result.message.startswith(
         "refused the saved run: 2.0 would not resume what 1.0 saved (exit code 1): "
@@ -50,12 +51,12 @@ def test_a_release_that_refuses_the_old_state_fails_as_refused_and_quotes_it(poi
 
 def test_the_same_refusing_release_on_both_sides_passes():
     # The refusal is about the upgrade only: a resume on the release that saved the run goes on.
-    result = run_point(upgrade(("2.0", "refuse"), ("2.0", "refuse")), "after-effect", FAST)
+    result = run_point(upgrade(("2.0", "refuse"), ("2.0", "refuse")), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.PASS, result.message
 
 
 def test_a_resume_release_that_cannot_import_the_target_is_an_error_not_a_refusal():
-    result = run_point(upgrade(("1.0", "accept"), ("2.0", "broken")), "before-effect", FAST)
+    result = run_point(upgrade(("1.0", "accept"), ("2.0", "broken")), "before-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("on the resume release (B): a clean run (no kill) ended (exit code 1)")
     assert "cannot import name 'Workflow'" in result.stderr

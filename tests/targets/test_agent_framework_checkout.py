@@ -18,13 +18,14 @@ pytest.importorskip("agent_framework")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.scenarios.every_boundary import as_every_boundary  # noqa: E402
+from plugpull.scenarios import Runtime, Settings  # noqa: E402
+from plugpull.scenarios.registry import REGISTRY  # noqa: E402
 from plugpull.targets import BUILT_INS, UPGRADES  # noqa: E402
 
 VERSION = importlib.metadata.version("agent-framework-core")
 KEYED_BY_CALL_ORDER = tuple(int(p) for p in VERSION.split(".")[:2]) < (1, 20)
 SETTINGS = Settings(timeout=60)
+RUNTIME = Runtime()  # the module's tests share their clean runs
 
 
 def variant(name: str):
@@ -34,7 +35,7 @@ def variant(name: str):
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_through_the_harness_the_provider_sees_customer_a_charged_twice_and_b_never(point):
-    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS)
+    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS, runtime=RUNTIME)
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["resume"]["returncode"] == 0
     calls = [(c["phase"], c["name"], c["key"]) for c in result.evidence["calls"]]
@@ -50,7 +51,7 @@ def test_through_the_harness_the_provider_sees_customer_a_charged_twice_and_b_ne
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_through_the_harness_the_swapped_restart_fails_naming_the_order_never_charged(point):
-    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS)
+    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS, runtime=RUNTIME)
     assert result.version == VERSION and result.framework == "agent-framework-core"
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     charged = [c["name"] for c in result.evidence["calls"] if c["phase"] == "resume"]
@@ -76,7 +77,7 @@ def test_through_the_harness_the_swapped_restart_fails_naming_the_order_never_ch
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_through_the_harness_the_restart_in_the_same_order_passes(point):
-    (result,) = run_scenario(variant("control"), [point], settings=SETTINGS)
+    (result,) = run_scenario(variant("control"), [point], settings=SETTINGS, runtime=RUNTIME)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.message == (
         "the provider saw exactly 1 charge_card:A, 1 charge_card:B; the result equals the clean run's"
@@ -105,7 +106,7 @@ def test_killed_before_the_first_checkpoint_resume_starts_the_run_over_from_its_
     # Nothing durable exists yet: run(checkpoint_id=...) would have nothing to restore, so the app runs
     # its input again (before issue 20 it exited 2 and the boundary map read the line as stuck).
     settings = Settings(timeout=60, boundaries=(boundary,))
-    (result,) = run_scenario(as_every_boundary(variant(name)), ["before"], settings=settings)
+    (result,) = run_scenario(REGISTRY.adopt("every-boundary", variant(name)), ["before"], settings=settings)
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["resume"]["returncode"] == 0
     assert result.verdict is Verdict.PASS, result.message
@@ -127,7 +128,9 @@ def test_the_upgrade_target_also_runs_the_orders_one_after_the_other():
 def test_the_orders_one_after_the_other_restart_with_each_customer_charged_once(point):
     (_, variants) = UPGRADES["agent-framework"]
     sequential = variants[2]
-    (result,) = run_scenario(replace(sequential, scenario="kill-mid-tool", notes=()), [point], settings=SETTINGS)
+    (result,) = run_scenario(
+        replace(sequential, scenario="kill-mid-tool", notes=()), [point], settings=SETTINGS, runtime=RUNTIME
+    )
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.evidence["counts"] == {"charge_card:A": 1, "charge_card:B": 1}

@@ -4,25 +4,28 @@ import pytest
 
 from plugpull import boundaries, suite
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
-from plugpull.scenarios.every_boundary import as_every_boundary, clean_of
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.every_boundary import clean_of
+from plugpull.scenarios.registry import REGISTRY
 from plugpull.targets import BUILT_INS
 
 
 def variant(name: str, **options):
-    return next(as_every_boundary(t) for t in BUILT_INS[name].variants if options.items() <= t.options.items())
+    """The first unaimed variant with ``options``, as every-boundary runs it (a variant aimed at a save is left out)."""
+    adopted = (REGISTRY.adopt("every-boundary", t) for t in BUILT_INS[name].variants)
+    return next(t for t in adopted if t is not None and options.items() <= t.options.items())
 
 
 def test_langgraphs_clean_run_lists_model_calls_checkpoint_saves_and_the_refund():
     pytest.importorskip("langgraph")
     target = variant("langgraph", durability="sync", key="none")
-    settings = Settings(timeout=120)
-    labels = [s.label for s in boundaries.steps_of(clean_of(target, settings).trace)]
+    settings, runtime = Settings(timeout=120), Runtime()
+    labels = [s.label for s in boundaries.steps_of(clean_of(target, settings, runtime).trace)]
     assert {"model-call 1", "model-call 2", "checkpoint-save 1", "pending-writes 1", "effect refund 1"} <= set(labels)
     assert labels.index("model-call 1") < labels.index("effect refund 1") < labels.index("model-call 2")
     # Killed after the first model call, LangGraph's own saver and invoke(None, config) finish the run.
     settings.boundaries = ("model-call 1",)
-    results = suite.run_scenario(target, ["after"], settings=settings)
+    results = suite.run_scenario(target, ["after"], settings=settings, runtime=runtime)
     assert [r.verdict for r in results] == [Verdict.PASS], [r.message for r in results]
 
 
@@ -61,10 +64,10 @@ def test_fastaiagent_killed_after_its_run_end_marker_recovers_by_reading_the_fin
     # (AlreadyResumed), so recover reads the finished run's result from the store instead (docs/DECISIONS.md).
     pytest.importorskip("fastaiagent")
     target = variant("fastaiagent")
-    settings = Settings(timeout=120)
-    labels = [s.label for s in boundaries.steps_of(clean_of(target, settings).trace)]
+    settings, runtime = Settings(timeout=120), Runtime()
+    labels = [s.label for s in boundaries.steps_of(clean_of(target, settings, runtime).trace)]
     assert labels[-1] == "checkpoint-save 2", labels
     settings.boundaries = ("checkpoint-save 2",)
-    (result,) = suite.run_scenario(target, ["after"], settings=settings)
+    (result,) = suite.run_scenario(target, ["after"], settings=settings, runtime=runtime)
     assert result.verdict is Verdict.PASS, result.message
     assert result.evidence["golden"] == [{"status": "completed", "tool_results": ["refunded order A-1001"]}]

@@ -14,9 +14,11 @@ pytest.importorskip("crewai")
 
 from plugpull.forkserver import ForkServers  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
+from plugpull.scenarios import Runtime, Settings  # noqa: E402
 from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
+
+SETTINGS = Settings(timeout=600)
 
 (TARGET,) = BUILT_INS["crewai-approval"].variants
 
@@ -25,19 +27,18 @@ from plugpull.targets import BUILT_INS  # noqa: E402
 def forked():
     """The fork server of tests/targets/conftest.py with a longer phase timeout: CrewAI is imported in
     every phase (after HOME and TMPDIR point at the workdir), seconds alone, minutes on a loaded machine."""
-    forks = ForkServers()
-    yield Settings(timeout=600, forks=forks)
-    forks.close()
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
 def test_a_second_approval_is_refused_by_from_pending(forked):
-    result = run_point(TARGET, "double-resume", forked)
+    result = run_point(TARGET, "double-resume", SETTINGS, forked)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.message.startswith("the second approval was refused (exit 3)")
 
 
 def test_a_recovery_after_a_kill_inside_the_approved_refund_asks_again_and_refunds_again(forked):
-    result = run_point(TARGET, "killed-after-effect", forked)
+    result = run_point(TARGET, "killed-after-effect", SETTINGS, forked)
     assert result.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
     assert "the restored flow asks for approval again" in result.stderr
     assert result.verdict is Verdict.FAIL

@@ -14,17 +14,18 @@ pytest.importorskip("crewai")
 from plugpull import run_scenario  # noqa: E402
 from plugpull.forkserver import ForkServers  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
+from plugpull.scenarios import Runtime, Settings  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
+
+SETTINGS = Settings(timeout=600)
 
 
 @pytest.fixture(scope="module")
 def forked():
     """The fork server of tests/targets/conftest.py with a longer phase timeout: CrewAI is imported in
     every phase (after HOME and TMPDIR point at the workdir), seconds alone, minutes on a loaded machine."""
-    forks = ForkServers()
-    yield Settings(timeout=600, forks=forks)
-    forks.close()
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
 def variant(key: str):
@@ -33,7 +34,7 @@ def variant(key: str):
 
 
 def test_restoring_the_saved_state_runs_the_finished_method_again_so_even_its_key_is_new(forked):
-    (after,) = run_scenario(variant("checkpointed"), ["after-effect"], settings=forked)
+    (after,) = run_scenario(variant("checkpointed"), ["after-effect"], settings=SETTINGS, runtime=forked)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
     start, resume = after.evidence["calls"]

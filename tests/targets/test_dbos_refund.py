@@ -12,7 +12,10 @@ pytest.importorskip("dbos")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
 from plugpull.targets import BUILT_INS, DBOS_VERSION_NOT_RECOVERED  # noqa: E402
+
+SETTINGS = Settings(timeout=90)
 
 
 def variant(name: str, key: str):
@@ -21,7 +24,7 @@ def variant(name: str, key: str):
 
 
 def test_without_a_key_the_killed_step_runs_again_and_refunds_twice_after_the_effect(forked):
-    before, after = run_scenario(variant("dbos", "none"), settings=forked)
+    before, after = run_scenario(variant("dbos", "none"), settings=SETTINGS, runtime=forked)
     assert before.verdict is Verdict.PASS, (before.message, before.stderr)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
@@ -30,7 +33,7 @@ def test_without_a_key_the_killed_step_runs_again_and_refunds_twice_after_the_ef
 
 
 def test_a_key_drawn_in_the_finished_step_is_replayed_from_the_system_database_so_one_refund(forked):
-    for result in run_scenario(variant("dbos", "checkpointed"), ["after-effect"], settings=forked):
+    for result in run_scenario(variant("dbos", "checkpointed"), ["after-effect"], settings=SETTINGS, runtime=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         # draft_refund draws a new request id each time it runs: the same key proves its saved
@@ -41,7 +44,7 @@ def test_a_key_drawn_in_the_finished_step_is_replayed_from_the_system_database_s
 
 def test_a_recovering_process_of_another_application_version_leaves_the_workflow_pending(forked):
     (changed,) = [t for t in BUILT_INS["dbos"].variants if t.options.get("app_version") == "changed"]
-    (after,) = run_scenario(changed, ["after-effect"], settings=forked)
+    (after,) = run_scenario(changed, ["after-effect"], settings=SETTINGS, runtime=forked)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
     assert after.evidence["counts"] == {"refund": 1}

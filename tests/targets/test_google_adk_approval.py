@@ -15,10 +15,12 @@ pytest.importorskip("google.adk")
 
 from plugpull.forkserver import ForkServers  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
+from plugpull.scenarios import Runtime, Settings  # noqa: E402
 from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
 from plugpull.targets.google_adk_approval import lost_the_race  # noqa: E402
+
+SETTINGS = Settings(timeout=300)
 
 SESSIONS = ("sqlite", "database")
 
@@ -27,9 +29,8 @@ SESSIONS = ("sqlite", "database")
 def forked():
     """The fork server of tests/targets/conftest.py with a longer phase timeout: six ADK processes at
     once (start, then five racing approvers) take minutes on a loaded machine."""
-    forks = ForkServers()
-    yield Settings(timeout=300, forks=forks)
-    forks.close()
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
 def variant(session: str):
@@ -39,14 +40,14 @@ def variant(session: str):
 
 @pytest.mark.parametrize("session", SESSIONS)
 def test_a_second_confirmation_is_a_no_op(forked, session):
-    result = run_point(variant(session), "double-resume", forked)
+    result = run_point(variant(session), "double-resume", SETTINGS, forked)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.message.startswith("the second approval was a no-op (exit 0, the tool did not run)")
 
 
 @pytest.mark.parametrize("session", SESSIONS)
 def test_a_recovery_after_a_kill_inside_the_confirmed_tool_refunds_again(forked, session):
-    result = run_point(variant(session), "killed-after-effect", forked)
+    result = run_point(variant(session), "killed-after-effect", SETTINGS, forked)
     assert result.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
     assert result.verdict is Verdict.FAIL
     assert result.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
@@ -54,7 +55,7 @@ def test_a_recovery_after_a_kill_inside_the_confirmed_tool_refunds_again(forked,
 
 @pytest.mark.parametrize("session", SESSIONS)
 def test_racing_approvers_that_lose_the_stale_session_check_are_refused_not_crashed(forked, session):
-    result = run_point(variant(session), "racing-resumers", forked)
+    result = run_point(variant(session), "racing-resumers", SETTINGS, forked)
     assert result.verdict in (Verdict.PASS, Verdict.FAIL), (result.message, result.stderr)
     outcomes = result.evidence["racer_outcomes"]
     # Which approver wins, and how many run the tool before the check fails them, is timing; that

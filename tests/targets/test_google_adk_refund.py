@@ -13,7 +13,10 @@ pytest.importorskip("google.adk")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
+
+SETTINGS = Settings(timeout=90)
 
 
 def variant(key: str):
@@ -22,7 +25,7 @@ def variant(key: str):
 
 
 def test_without_a_key_the_resumed_invocation_runs_the_tool_again_and_refunds_twice(forked):
-    before, after = run_scenario(variant("none"), settings=forked)
+    before, after = run_scenario(variant("none"), settings=SETTINGS, runtime=forked)
     assert before.verdict is Verdict.PASS, (before.message, before.stderr)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
@@ -31,7 +34,7 @@ def test_without_a_key_the_resumed_invocation_runs_the_tool_again_and_refunds_tw
 
 
 def test_the_function_call_id_is_the_same_on_resume_so_it_keys_one_refund(forked):
-    for result in run_scenario(variant("function-call-id"), ["after-effect"], settings=forked):
+    for result in run_scenario(variant("function-call-id"), ["after-effect"], settings=SETTINGS, runtime=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         assert (start["phase"], resume["phase"]) == ("start", "resume")

@@ -15,7 +15,10 @@ pytest.importorskip("langgraph.func")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
+
+SETTINGS = Settings(timeout=90)
 
 
 def variant(name: str, **options: str):
@@ -24,7 +27,7 @@ def variant(name: str, **options: str):
 
 
 def test_without_a_key_the_killed_task_runs_again_and_refunds_twice_after_the_effect(forked):
-    before, after = run_scenario(variant("langgraph-functional", key="none"), settings=forked)
+    before, after = run_scenario(variant("langgraph-functional", key="none"), settings=SETTINGS, runtime=forked)
     assert before.verdict is Verdict.PASS, (before.message, before.stderr)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
@@ -36,7 +39,7 @@ def test_a_key_drawn_in_the_finished_task_is_replayed_from_the_checkpoint_so_one
     # The kill waits for the draft's background write to land (draft=saved): without that wait the
     # line races it, and a busy machine once killed the refund first (issue 20).
     target = variant("langgraph-functional", key="checkpointed", draft="saved")
-    for result in run_scenario(target, ["after-effect"], settings=forked):
+    for result in run_scenario(target, ["after-effect"], settings=SETTINGS, runtime=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         # draft_refund draws a new request id each time it runs: the same key proves its saved
@@ -48,7 +51,7 @@ def test_a_key_drawn_in_the_finished_task_is_replayed_from_the_checkpoint_so_one
 
 def test_a_finished_task_whose_write_is_held_back_runs_again_with_a_new_key_so_two_refunds(forked):
     target = variant("langgraph-functional", key="checkpointed", draft="unsaved")
-    (result,) = run_scenario(target, ["after-effect"], settings=forked)
+    (result,) = run_scenario(target, ["after-effect"], settings=SETTINGS, runtime=forked)
     assert result.verdict is Verdict.FAIL, (result.message, result.stderr)
     assert result.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
     start, resume = result.evidence["calls"]

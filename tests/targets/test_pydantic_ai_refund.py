@@ -14,7 +14,10 @@ pytest.importorskip("dbos")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
 from plugpull.targets import BUILT_INS  # noqa: E402
+
+SETTINGS = Settings(timeout=90)
 
 
 def variant(key: str):
@@ -23,7 +26,7 @@ def variant(key: str):
 
 
 def test_without_a_key_the_recovered_workflow_runs_the_tool_again_and_refunds_twice(forked):
-    before, after = run_scenario(variant("none"), settings=forked)
+    before, after = run_scenario(variant("none"), settings=SETTINGS, runtime=forked)
     assert before.verdict is Verdict.PASS, (before.message, before.stderr)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
@@ -32,7 +35,7 @@ def test_without_a_key_the_recovered_workflow_runs_the_tool_again_and_refunds_tw
 
 
 def test_the_model_request_is_replayed_so_the_tool_call_id_keys_one_refund(forked):
-    for result in run_scenario(variant("tool-call-id"), ["after-effect"], settings=forked):
+    for result in run_scenario(variant("tool-call-id"), ["after-effect"], settings=SETTINGS, runtime=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)
         start, resume = result.evidence["calls"]
         assert (start["phase"], resume["phase"]) == ("start", "resume")

@@ -10,7 +10,7 @@ import pytest
 
 from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
 from plugpull.targets import (
     BUILT_INS,
@@ -20,26 +20,27 @@ from plugpull.targets import (
     OPENAI_AGENTS_HITL,
 )
 
+SETTINGS = Settings(timeout=60)
+
 
 @pytest.fixture(scope="module")
-def settings():
-    forks = ForkServers()
-    yield Settings(timeout=60, forks=forks)
-    forks.close()
+def forked():
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
-def verdicts(name, settings, points=POINTS, option="durability"):
+def verdicts(name, forked, points=POINTS, option="durability"):
     if not BUILT_INS[name].installed():
         pytest.skip(f"{BUILT_INS[name].module} is not installed")
     return {
-        (target.options.get(option), point): run_point(target, point, settings)
+        (target.options.get(option), point): run_point(target, point, SETTINGS, forked)
         for target in BUILT_INS[name].variants
         for point in points
     }
 
 
-def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(settings):
-    results = verdicts("langgraph-approval", settings)
+def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(forked):
+    results = verdicts("langgraph-approval", forked)
     for durability in ("sync", "async"):
         line = {point: results[(durability, point)] for point in POINTS}
         assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
@@ -61,8 +62,8 @@ def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(settin
 
 
 @pytest.fixture(scope="module")
-def openai_agents(settings):
-    return verdicts("openai-agents-approval", settings, option="design")
+def openai_agents(forked):
+    return verdicts("openai-agents-approval", forked, option="design")
 
 
 def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_state(openai_agents):
@@ -80,8 +81,8 @@ def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_sta
         assert line[point].notes == [], point
 
 
-def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_run_stuck(settings):
-    results = verdicts("fastaiagent", settings)
+def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_run_stuck(forked):
+    results = verdicts("fastaiagent", forked)
     line = {point: results[(None, point)] for point in POINTS}
     assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
     assert line["double-resume"].message.startswith("the second approval was refused (exit 3)")

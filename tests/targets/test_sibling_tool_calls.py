@@ -4,8 +4,11 @@ send_email, asked for in the same model turn, is finished or held too."""
 import pytest
 
 from plugpull.results import Verdict
+from plugpull.scenarios import Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import BUILT_INS
+
+SETTINGS = Settings(timeout=90)
 
 LINES = [
     (name, target, point)
@@ -19,7 +22,7 @@ LINES = [
 @pytest.mark.parametrize(("name", "target", "point"), LINES, ids=lambda v: v if isinstance(v, str) else None)
 def test_the_kill_lands_in_charge_card_beside_the_sibling_in_the_asked_state(name, target, point, forked):
     pytest.importorskip("langgraph.prebuilt" if name == "langgraph-siblings" else "agents")
-    result = run_point(target, point, forked)
+    result = run_point(target, point, SETTINGS, forked)
     assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
     ev = result.evidence
     assert ev["held_name"] == "charge_card"
@@ -59,6 +62,6 @@ def test_a_finished_send_email_is_sent_again_only_when_the_app_saved_before_it_r
         for t in BUILT_INS["openai-agents-siblings"].variants
         if t.options["approval"] == approval and t.sibling == ("send_email", "finished")
     ]
-    result = run_point(target, point, forked)
+    result = run_point(target, point, SETTINGS, forked)
     assert result.verdict is (Verdict.FAIL if emails == 2 else Verdict.PASS), (result.message, result.stderr)
     assert result.evidence["counts"] == {"send_email": emails, "charge_card": 1}

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from plugpull.errors import FuseUnavailable, PowerCutError
 from plugpull.powercut.durability import Activity, Loss, Variant
 
 #: How long the daemon may take to mount, to cut or to stop (seconds): a loaded 2-core machine
@@ -41,18 +42,6 @@ from plugpull.powercut.durability import Activity, Loss, Variant
 TIMEOUT = 30.0
 #: Kept from the daemon's stderr for error messages.
 STDERR_TAIL = 16 * 1024
-
-
-class PowerCutError(RuntimeError):
-    """The power-cut layer failed: what it would report cannot be trusted (the run is ERROR)."""
-
-
-class FuseUnavailable(PowerCutError):
-    """FUSE cannot mount here; ``reason`` says why (no /dev/fuse, no permission, no libfuse3...)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"FUSE cannot mount here: {reason}")
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,11 @@
-"""Scenarios: ways to break a run. One module each; see plugpull.suite for the interface."""
+"""Scenarios: ways to break a run. One module each, plus its checks (plugpull.checks).
+
+What a scenario is, and what the suite, the CLI and the renderings may know of it, is the contract in
+:mod:`plugpull.scenarios.contract`; :mod:`plugpull.scenarios.registry` holds the scenarios there are.
+This module holds what every scenario shares: :class:`Settings` (the options a run was given),
+:class:`Runtime` (what one run shares between its lines: the once-cache and the fork servers) and the
+helpers that make a workdir, a target's environment and a result line.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +16,31 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from plugpull.evidence import Outcome
+    from plugpull.forkserver import ForkServers
+    from plugpull.process import Running
 
 DEFAULT_TIMEOUT = 120.0
 
 
-@dataclass
+@dataclass(slots=True)
 class Settings:
-    """How a scenario runs its target, shared by every scenario."""
+    """The options a run was given (the CLI's, a notebook's, a test's): plain values, nothing running.
+
+    A scenario reads the first four; each reads the others it names in ``Scenario.options`` (or
+    ``holds_calls`` for ``hold``), and the CLI refuses an option that no selected scenario reads. What a
+    run builds as it goes (clean runs, fork servers) is its :class:`Runtime`'s.
+    """
 
     timeout: float = DEFAULT_TIMEOUT  # per phase: start reaching the fault, resume finishing
     keep_workdir: bool = False
     workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
-    forks: Any = None  # a forkserver.ForkServers: fork `python -m` targets from a pre-imported server
     racers: int = 5  # resume-after-approval, racing-resumers: approvers started at once
     hold: tuple[str, int] | None = None  # --hold NAME:N: the call a kill point holds; None: the first call
     sibling: tuple[str, str] | None = None  # --sibling NAME:finished|running (provider.SIBLING_STATES)
@@ -32,10 +48,25 @@ class Settings:
     saves: tuple[tuple[str, int, str], ...] = ()
     boundaries: tuple[str, ...] = ()  # every-boundary --boundary: places, labels or names; () every boundary
     random_kills: int = 0  # every-boundary --random-kills N: N kills at uniformly random moments
-    # Runs done once per target and shared by every point and repeat with these settings: the
-    # clean run of kill-mid-tool, the probe of lost-session-write.
-    _once: dict = field(default_factory=dict, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+
+#: The Settings every scenario reads; a scenario's ``options`` name the others it reads.
+COMMON_SETTINGS = ("timeout", "keep_workdir", "workdir_root", "cwd")
+
+
+class Runtime:
+    """What the lines of one run share, beside its :class:`Settings`: the once-cache and the fork servers.
+
+    Runs done once and shared by every point and repeat (kill-mid-tool's clean run, lost-session-write's
+    probe, every-boundary's clean run) are kept here under a key that names the target and the settings
+    they depend on. With ``forks``, target phases are forked from servers that imported the framework
+    once (plugpull.forkserver); :meth:`close` (or leaving a ``with`` block) stops them.
+    """
+
+    def __init__(self, forks: ForkServers | None = None) -> None:
+        self.forks = forks
+        self._once: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
 
     def once(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """``compute()`` the first time ``key`` is asked for; its result every later time.
@@ -50,13 +81,23 @@ class Settings:
         with self._lock:
             return self._once.setdefault(key, value)
 
-    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None):
-        """Start a target phase: forked from a pre-imported server if enabled, else cold."""
+    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
+        """Start a target phase: forked from a pre-imported server if there are fork servers, else cold."""
         if self.forks is not None:
             return self.forks.spawn(argv, env=env, cwd=cwd)
         from plugpull.process import spawn
 
         return spawn(argv, env=env, cwd=cwd)
+
+    def close(self) -> None:
+        if self.forks is not None:
+            self.forks.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @contextmanager

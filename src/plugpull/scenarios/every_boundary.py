@@ -25,10 +25,12 @@ from pathlib import Path
 
 from plugpull import boundaries, checks
 from plugpull.channel import Channel
+from plugpull.errors import UsageError
 from plugpull.evidence import BoundaryEvidence, CleanRun, KillProof, Outcome
 from plugpull.process import Running, kill_group, reaping
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import kill_at_held_call, wait_group_gone
 from plugpull.targets import Target
 
@@ -37,23 +39,16 @@ POINTS = ("before", "after", "before-twice", "after-twice", "random")
 #: What runs without --point: one kill at each side of each boundary.
 DEFAULT_POINTS = ("before", "after")
 
-__all__ = ["DEFAULT_POINTS", "NAME", "POINTS", "expand", "run", "run_point"]
+__all__ = ["DEFAULT_POINTS", "NAME", "POINTS", "SCENARIO", "EveryBoundary", "expand", "run_point"]
 
 
-def as_every_boundary(target: Target) -> Target:
-    """A built-in target as an every-boundary target: approval agents are killed in approve, recovered by recover."""
-    if target.scenario == "resume-after-approval":
-        return replace(target, scenario=NAME, phases=("start", "approve", "recover"))
-    return replace(target, scenario=NAME)
-
-
-def expand(target: Target, points: list[str], settings: Settings) -> list[str]:
+def expand(target: Target, points: list[str], settings: Settings, runtime: Runtime | None = None) -> list[str]:
     """The lines of ``points`` for ``target``: "after model-call 2" for each boundary, "random 3" per random kill.
 
     Runs the clean run (shared, once per target). When it failed, or ``--boundary`` matched no
     boundary, the points stay as they are and each line reports that ERROR.
     """
-    clean = clean_of(target, settings)
+    clean = clean_of(target, settings, runtime or Runtime())
     steps, unmatched = boundaries.selected(boundaries.steps_of(clean.trace), list(settings.boundaries))
     lines: list[str] = []
     aimed = [p for p in points if p != "random"]
@@ -67,13 +62,10 @@ def expand(target: Target, points: list[str], settings: Settings) -> list[str]:
     return lines
 
 
-def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
-    return [run_point(target, point, settings) for point in points]
-
-
-def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
+def run_point(target: Target, point: str, settings: Settings | None = None, runtime: Runtime | None = None) -> Result:
     """One every-boundary line: ``point`` is "SIDE LABEL" (e.g. "after-twice model-call 2") or "random N"."""
     settings = settings or Settings()
+    runtime = runtime or Runtime()
     began = time.monotonic()
     side, _, label = point.partition(" ")
     ev = BoundaryEvidence(
@@ -84,7 +76,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         side=side.removesuffix("-twice"),
         twice=side.endswith("-twice"),
     )
-    ev.clean = clean_of(target, settings)
+    ev.clean = clean_of(target, settings, runtime)
     ev.golden = list(ev.clean.results)
     ev.result_ignore = result_ignore(target, ev.clean.announced)
     steps = boundaries.steps_of(ev.clean.trace)
@@ -96,30 +88,30 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     if problem is None:
         if step is not None:
             ev.boundary = {**step.to_dict(), "of": len(steps)}
-        announced, kept = run_faulted(target, step, settings, ev)
+        announced, kept = run_faulted(target, step, settings, runtime, ev)
         problem = checks.judge_every_boundary(ev)
     phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
     shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume, "final": ev.final}.get(phase)
     return make_result(NAME, target, point, ev.to_dict(), problem, announced, began, shown, kept)
 
 
-def clean_of(target: Target, settings: Settings) -> CleanRun:
+def clean_of(target: Target, settings: Settings, runtime: Runtime | None = None) -> CleanRun:
     """The clean run with boundary marks on (once per target): the phases before the killed one, then that one."""
-    return settings.once(
-        ("every-boundary-clean", target.argv, target.phases, settings.cwd), lambda: _run_clean(target, settings)
-    )
+    runtime = runtime or Runtime()
+    key = ("every-boundary-clean", target.argv, target.phases, settings.cwd, settings.timeout)
+    return runtime.once(key, lambda: _run_clean(target, settings, runtime))
 
 
-def _run_clean(target: Target, settings: Settings) -> CleanRun:
+def _run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
     """Every phase before the killed one, then the killed one with nothing held: its trace, effects, result."""
     with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel, reaping() as spawned:
         env = marked_env(channel, path)
-        prelude = run_prelude(target, settings, channel, env, spawned, "clean-")
+        prelude = run_prelude(target, settings, runtime, channel, env, spawned, "clean-")
         if prelude is not None:
             return CleanRun(start=prelude)
         channel.phase = "clean"
         spawned_at = time.monotonic()
-        running = settings.spawn([*target.argv, target.phases[-2]], env=env, cwd=settings.cwd)
+        running = runtime.spawn([*target.argv, target.phases[-2]], env=env, cwd=settings.cwd)
         spawned.append(running)
         outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
         trace = [c for c in channel.provider.trace() if c.phase == "clean"]
@@ -141,12 +133,12 @@ def marked_env(channel: Channel, path: Path) -> dict[str, str]:
 
 
 def run_prelude(
-    target: Target, settings: Settings, channel: Channel, env: dict, spawned: list, prefix: str = ""
+    target: Target, settings: Settings, runtime: Runtime, channel: Channel, env: dict, spawned: list, prefix: str = ""
 ) -> Outcome | None:
     """Run the phases before the killed one (an approval agent's ``start``); the first that fails, else None."""
     for phase in target.phases[:-2]:
         channel.phase = prefix + phase
-        running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
+        running = runtime.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
         spawned.append(running)
         outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
         if outcome.returncode != 0 or outcome.timed_out or outcome.outlived:
@@ -167,12 +159,12 @@ def _unmatched(point: str, settings: Settings, steps: list[boundaries.Step]) -> 
 
 
 def run_faulted(
-    target: Target, step: boundaries.Step | None, settings: Settings, ev: BoundaryEvidence
+    target: Target, step: boundaries.Step | None, settings: Settings, runtime: Runtime, ev: BoundaryEvidence
 ) -> tuple[list[dict], Path | None]:
     """Start armed at the step's side (or killed at a random moment), resume; again for a double crash."""
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = marked_env(channel, path)
-        failed = run_prelude(target, settings, channel, env, spawned)
+        failed = run_prelude(target, settings, runtime, channel, env, spawned)
         if failed is not None:
             ev.start = failed
             return list(channel.announced), None
@@ -181,7 +173,7 @@ def run_faulted(
         spawned_at = time.monotonic()
         if step is not None:
             channel.provider.arm_step(step.kind, step.name, step.n, ev.side)
-        started = settings.spawn([*target.argv, killed_phase], env=env, cwd=settings.cwd)
+        started = runtime.spawn([*target.argv, killed_phase], env=env, cwd=settings.cwd)
         spawned.append(started)
         if step is not None:
             killed = kill_at_held_call(channel, started, settings.timeout)
@@ -202,7 +194,7 @@ def run_faulted(
                 # "Every boundary and aimed saves").
                 channel.provider.arm_step(step.kind, step.name, 1, ev.side)
             channel.phase = "resume"
-            resumed = settings.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
+            resumed = runtime.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
             spawned.append(resumed)
             if step is not None and ev.twice:
                 second = kill_at_held_call(channel, resumed, settings.timeout)
@@ -215,7 +207,7 @@ def run_faulted(
                     is None
                 ):
                     channel.phase = "final"
-                    final = settings.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
+                    final = runtime.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
                     spawned.append(final)
                     ev.final = final if isinstance(final, Outcome) else final.wait(settings.timeout)
                     ev.final_results = channel.results_of("final")
@@ -267,3 +259,65 @@ def kill_at_random(
         if c.phase == "start"
     ]
     ev.landed = boundaries.landing(trace, ev.killed_at, ev.clean.trace)
+
+
+class EveryBoundary(Scenario):
+    name = NAME
+    points = POINTS
+    default_points = DEFAULT_POINTS
+    phases = ("start", "resume")  # a target adopted from resume-after-approval: start, approve, recover
+    fault = (
+        "SIGKILL at each boundary of the clean run (each effect call and plugpull.boundary mark), before or after it"
+    )
+    options = frozenset({"boundaries", "random_kills"})
+    refuses = {
+        "hold": "it holds every boundary in turn; use --boundary",
+        "sibling": "it applies to kill-mid-tool",
+        "saves": "it holds every boundary in turn; use --boundary",
+    }
+    selected_by = ("random_kills",)
+    kill_and_recover = ("start", "resume")
+    #: Their agents mark their model calls and checkpoint saves with plugpull.boundary (issue 14).
+    default_targets = ("langgraph", "agent-framework", "openai-agents-approval", "fastaiagent")
+    recovery = {"*": Recovery("resume", "resume")}
+    evidence = BoundaryEvidence
+    checks = (checks.judge_every_boundary,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return [run_point(target, point, settings, runtime)]
+
+    def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
+        return expand(target, list(points), settings, runtime)
+
+    def points_for(self, points, settings: Settings) -> list[str]:
+        if settings.random_kills:
+            return [*points, "random"] if points else ["random"]
+        if "random" in points:
+            raise UsageError("--point random needs --random-kills N")
+        return list(points)
+
+    def adopt(self, target: Target, source: Scenario | None) -> Target | None:
+        """A built-in variant killed at every boundary: an approval agent is killed in approve, recovered by recover."""
+        if source is not None and source.name == NAME:
+            return target
+        phases = source.kill_and_recover if source is not None else ("start", "resume")
+        if not phases:
+            raise UsageError(f"target {target.name!r} has no kill-and-resume run (it is a {source.name} target)")
+        if target.saves:
+            # A variant aimed at a save runs the same command as its unaimed sibling; the map holds every
+            # boundary in turn itself, so it would map the same run again.
+            return None
+        return replace(target, scenario=NAME, phases=phases)
+
+    def shown_point(self, result: Result) -> str:
+        """``boundary 7/12 after model-call 2``; a random kill with where it landed (``random 3: between ...``)."""
+        place = result.evidence.get("boundary") or {}
+        if "index" in place:
+            # A step marked from a background thread was held while the run went on (a checkpoint writer).
+            background = " [background thread]" if place.get("main_thread") is False else ""
+            return f"boundary {place['index']}/{place['of']} {result.point}{background}"
+        landed = result.evidence.get("landed")
+        return f"{result.point}: {landed}" if landed else result.point
+
+
+SCENARIO = EveryBoundary()

@@ -26,13 +26,14 @@ from plugpull.evidence import CleanRun, KillEvidence, Outcome
 from plugpull.process import Running, reaping
 from plugpull.provider import POINTS
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import kill_at_held_call
 from plugpull.targets import Target
 
 NAME = "kill-mid-tool"
 
-__all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
+__all__ = ["NAME", "POINTS", "SCENARIO", "KillMidTool", "Settings", "run_point"]
 
 
 def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
@@ -48,22 +49,19 @@ def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, ti
     )
 
 
-def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
-    return [run_point(target, point, settings) for point in points]
-
-
-def clean_run(target: Target, settings: Settings) -> CleanRun:
+def clean_run(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
     """``COMMAND start`` once with every call answered and no kill (once per target and settings).
 
     It says which effects a whole run owes, and nothing about the crash.
     """
-    return settings.once(("clean", target.argv, settings.cwd), lambda: run_clean(target, settings))
+    key = ("clean", target.argv, settings.cwd, settings.timeout)
+    return runtime.once(key, lambda: run_clean(target, settings, runtime))
 
 
-def run_clean(target: Target, settings: Settings) -> CleanRun:
+def run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
     with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel:
         channel.phase = "clean"
-        running = settings.spawn([*target.argv, "start"], env=target_env(channel, path), cwd=settings.cwd)
+        running = runtime.spawn([*target.argv, "start"], env=target_env(channel, path), cwd=settings.cwd)
         outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
         return CleanRun(
             start=outcome,
@@ -74,11 +72,12 @@ def run_clean(target: Target, settings: Settings) -> CleanRun:
         )
 
 
-def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
+def run_point(target: Target, point: str, settings: Settings | None = None, runtime: Runtime | None = None) -> Result:
     """Run kill-mid-tool at ``point`` against ``target`` and judge it."""
     if point not in POINTS:
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
+    runtime = runtime or Runtime()
     if settings.hold is None and target.hold is not None:
         # A sibling target's own hold and sibling state; --hold/--sibling replace both.
         settings = replace(settings, hold=target.hold, sibling=target.sibling)
@@ -95,12 +94,12 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         sibling_spec=None if settings.sibling is None else "{}:{}".format(*settings.sibling),
         save_specs=["{}:{}:{}".format(*save) for save in settings.saves],
     )
-    ev.clean = clean_run(target, settings)
+    ev.clean = clean_run(target, settings, runtime)
     ev.golden = list(ev.clean.results)
     ev.result_ignore = result_ignore(target, ev.clean.announced)
     announced, kept = list(ev.clean.announced), None
     if checks.check_clean_run(ev) is None:
-        announced, kept = run_faulted(target, point, settings, ev)
+        announced, kept = run_faulted(target, point, settings, runtime, ev)
     judgement = checks.judge_kill_mid_tool(ev)
     # Under every FAIL line goes resume's stderr: the agent's own account of what it did (issue 12).
     phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
@@ -109,7 +108,12 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
 
 
 def run_faulted(
-    target: Target, point: str, settings: Settings, ev: KillEvidence, resume_argv: tuple[str, ...] = ()
+    target: Target,
+    point: str,
+    settings: Settings,
+    runtime: Runtime,
+    ev: KillEvidence,
+    resume_argv: tuple[str, ...] = (),
 ) -> tuple[list[dict], Path | None]:
     """Start with the provider armed at ``point``, kill, resume if the kill is proven; fill ``ev``.
 
@@ -122,13 +126,13 @@ def run_faulted(
         # A save is seen only through the target's boundary marks, which it sends only when asked to
         # (client.BOUNDARIES_ENV): only start, the phase whose saves are held or waited for.
         start_env = {**env, BOUNDARIES_ENV: "1"} if settings.saves else env
-        started = settings.spawn([*target.argv, "start"], env=start_env, cwd=settings.cwd)
+        started = runtime.spawn([*target.argv, "start"], env=start_env, cwd=settings.cwd)
         spawned.append(started)
         run_start(channel, started, ev, settings.timeout)
         if checks.prove_kill(ev) is None:
             channel.provider.arm(None)
             channel.phase = "resume"
-            resumed = settings.spawn([*(resume_argv or target.argv), "resume"], env=env, cwd=settings.cwd)
+            resumed = runtime.spawn([*(resume_argv or target.argv), "resume"], env=env, cwd=settings.cwd)
             spawned.append(resumed)
             ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
             ev.resumed = channel.results_of("resume")
@@ -138,3 +142,23 @@ def run_faulted(
         ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
         ev.calls = [c.to_dict() for c in channel.provider.calls]
         return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+class KillMidTool(Scenario):
+    name = NAME
+    points = POINTS
+    phases = ("start", "resume")
+    fault = "SIGKILL of start's process group while the provider holds an effect call (before or after recording it)"
+    holds_calls = True
+    # --sibling: another tool call of the same model turn; --save: saves the kill is aimed at (issue 20).
+    options = frozenset({"sibling", "saves"})
+    kill_and_recover = ("start", "resume")
+    recovery = {"*": Recovery("resume", "resume")}
+    evidence = KillEvidence
+    checks = (checks.judge_kill_mid_tool,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return [run_point(target, point, settings, runtime)]
+
+
+SCENARIO = KillMidTool()

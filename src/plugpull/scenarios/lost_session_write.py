@@ -24,19 +24,22 @@ from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import Outcome, StoreEvidence, StoreProbe
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Settings, make_result, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, target_env, workdir
+from plugpull.scenarios.contract import Scenario
 from plugpull.store import POINTS, Store, renamed, run_names
 from plugpull.targets import Target
 
 NAME = "lost-session-write"
 
-__all__ = ["NAME", "POINTS", "Settings", "run", "run_probe", "run_point"]
+__all__ = ["NAME", "POINTS", "SCENARIO", "LostSessionWrite", "Settings", "run", "run_point", "run_probe"]
 
 
-def run_phase(target: Target, channel: Channel, phase: str, env: dict[str, str], settings: Settings) -> Outcome:
+def run_phase(
+    target: Target, channel: Channel, phase: str, env: dict[str, str], settings: Settings, runtime: Runtime
+) -> Outcome:
     """Run ``COMMAND phase`` to its end (no kill; past the timeout its group is SIGKILLed)."""
     channel.phase = phase
-    running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
+    running = runtime.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
     return running if isinstance(running, Outcome) else running.wait(settings.timeout)
 
 
@@ -52,12 +55,15 @@ def named_counts(channel: Channel, store: Store, token: str | None) -> dict[str,
     return renamed(store.counts(), run_names([w.to_dict() for w in store.writes], token, values))
 
 
-def run_probe(target: Target, settings: Settings | None = None) -> tuple[StoreProbe, list[dict]]:
+def run_probe(
+    target: Target, settings: Settings | None = None, runtime: Runtime | None = None
+) -> tuple[StoreProbe, list[dict]]:
     """Run start once with every write answered; returns the probe and what the agent announced."""
     settings = settings or Settings()
+    runtime = runtime or Runtime()
     store = Store()
     with workdir(replace(settings, keep_workdir=False)) as path, Channel(store=store) as channel:
-        start = run_phase(target, channel, "start", target_env(channel, path), settings)
+        start = run_phase(target, channel, "start", target_env(channel, path), settings, runtime)
         token = token_of(channel)
         announced = list(channel.announced)
         session = {k: c for k, c in named_counts(channel, store, token).items() if c}
@@ -72,11 +78,19 @@ def run_probe(target: Target, settings: Settings | None = None) -> tuple[StorePr
     return probe, announced
 
 
-def run_point(target: Target, write: int, point: str, probe: StoreProbe, settings: Settings | None = None) -> Result:
+def run_point(
+    target: Target,
+    write: int,
+    point: str,
+    probe: StoreProbe,
+    settings: Settings | None = None,
+    runtime: Runtime | None = None,
+) -> Result:
     """Fault write ``write`` at ``point`` during start, resume, and judge it."""
     if point not in POINTS:
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
+    runtime = runtime or Runtime()
     began = time.monotonic()
     store = Store(fault=(write, point))
     ev = StoreEvidence(
@@ -90,12 +104,12 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
     )
     with workdir(settings) as path, Channel(store=store) as channel:
         env = target_env(channel, path)
-        ev.start = run_phase(target, channel, "start", env, settings)
+        ev.start = run_phase(target, channel, "start", env, settings, runtime)
         ev.token = token_of(channel)
         ev.writes = [w.to_dict() for w in store.writes]
         ev.carrying = store.writes_carrying(ev.token) if ev.token else []
         if checks.prove_store_fault(ev) is None:
-            ev.resume = run_phase(target, channel, "resume", env, settings)
+            ev.resume = run_phase(target, channel, "resume", env, settings, runtime)
         ev.writes = [w.to_dict() for w in store.writes]
         ev.carrying = store.writes_carrying(ev.token) if ev.token else []
         ev.staged_stored = store.occurrences(ev.token) if ev.token else 0
@@ -110,18 +124,38 @@ def run_point(target: Target, write: int, point: str, probe: StoreProbe, setting
     )
 
 
-def run(target: Target, points: list[str], settings: Settings | None = None) -> list[Result]:
+def run(
+    target: Target, points: list[str], settings: Settings | None = None, runtime: Runtime | None = None
+) -> list[Result]:
     """The probe, then one result per (write carrying the staged input, point).
 
     The probe is run once per target and settings (suite.run_plan calls this once per
     point and repeat); every line's evidence names the same probe.
     """
     settings = settings or Settings()
+    runtime = runtime or Runtime()
     points = points or list(POINTS)
     began = time.monotonic()
-    probe, announced = settings.once(("probe", target.argv, settings.cwd), lambda: run_probe(target, settings))
+    key = ("probe", target.argv, settings.cwd, settings.timeout)
+    probe, announced = runtime.once(key, lambda: run_probe(target, settings, runtime))
     unproven = checks.prove_probe(probe)
     if unproven is not None:
         shown = probe.start if unproven.show == "start" else None
         return [make_result(NAME, target, "probe", probe.to_dict(), unproven, announced, began, shown, None)]
-    return [run_point(target, n, point, probe, settings) for n in probe.carrying for point in points]
+    return [run_point(target, n, point, probe, settings, runtime) for n in probe.carrying for point in points]
+
+
+class LostSessionWrite(Scenario):
+    name = NAME
+    points = POINTS
+    phases = ("start", "resume")
+    fault = "the Session store loses one write carrying the staged input, or its acknowledgement; nothing is killed"
+    evidence = StoreEvidence
+    # The probe's proof (a line named "probe" when it fails), then each write's verdict.
+    checks = (checks.prove_probe, checks.judge_lost_session_write)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return run(target, [point], settings, runtime)
+
+
+SCENARIO = LostSessionWrite()

@@ -30,37 +30,35 @@ from plugpull.channel import Channel
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.process import Running, reaping
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import POLL, kill_at_held_call
 from plugpull.targets import Target
 
 NAME = "resume-after-approval"
 POINTS = ("approve-elsewhere", "double-resume", "racing-resumers", "killed-before-effect", "killed-after-effect")
 
-__all__ = ["NAME", "POINTS", "Settings", "run", "run_point"]
+__all__ = ["NAME", "POINTS", "SCENARIO", "ResumeAfterApproval", "Settings", "run_point"]
 
 
-def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
-    return [run_point(target, point, settings) for point in points]
-
-
-def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
+def run_point(target: Target, point: str, settings: Settings | None = None, runtime: Runtime | None = None) -> Result:
     """Run resume-after-approval at ``point`` against ``target`` and judge it."""
     if point not in POINTS:
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
+    runtime = runtime or Runtime()
     began = time.monotonic()
     ev = ApprovalEvidence(point=point, start=Outcome(argv=[]), timeout=settings.timeout)
     announced: list[dict] = []
     kept = None
     if point != "approve-elsewhere":
-        ev.clean, announced = clean_approval(target, settings)
+        ev.clean, announced = clean_approval(target, settings, runtime)
         # The clean approval's result is the golden one (approve-elsewhere is that same run: it has
         # nothing to compare with). docs/DECISIONS.md, "Verdicts, evidence and notes".
         ev.golden = list(ev.clean.approvals[0].results) if ev.clean.approvals else []
         ev.result_ignore = result_ignore(target, announced)
     if point == "approve-elsewhere" or checks.check_clean_approval(ev) is None:
-        announced, kept = run_faulted(target, point, settings, ev)
+        announced, kept = run_faulted(target, point, settings, runtime, ev)
     judgement = checks.judge_resume_after_approval(ev)
     phase = judgement.show
     if not phase and judgement.verdict is Verdict.FAIL:  # the last phase's stderr under every FAIL
@@ -81,23 +79,25 @@ def shown(ev: ApprovalEvidence, phase: str) -> Outcome | None:
     return None
 
 
-def clean_approval(target: Target, settings: Settings) -> tuple[ApprovalEvidence, list[dict]]:
+def clean_approval(target: Target, settings: Settings, runtime: Runtime) -> tuple[ApprovalEvidence, list[dict]]:
     """start + approve with no fault, once per target and settings (repeats and points share it)."""
 
     def run_clean() -> tuple[ApprovalEvidence, list[dict]]:
         clean = ApprovalEvidence(point="approve-elsewhere", start=Outcome(argv=[]), timeout=settings.timeout)
-        announced, _ = run_faulted(target, "approve-elsewhere", replace(settings, keep_workdir=False), clean)
+        announced, _ = run_faulted(target, "approve-elsewhere", replace(settings, keep_workdir=False), runtime, clean)
         return clean, announced
 
-    return settings.once((NAME, target.argv, settings.cwd), run_clean)
+    return runtime.once((NAME, target.argv, settings.cwd, settings.timeout), run_clean)
 
 
-def run_faulted(target: Target, point: str, settings: Settings, ev: ApprovalEvidence) -> tuple[list[dict], Path | None]:
+def run_faulted(
+    target: Target, point: str, settings: Settings, runtime: Runtime, ev: ApprovalEvidence
+) -> tuple[list[dict], Path | None]:
     """Run start to its pause, then the point's approvals (and recover); fill ``ev``."""
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
 
         def spawn(phase: str) -> Running | Outcome:
-            running = settings.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
+            running = runtime.spawn([*target.argv, phase], env=env, cwd=settings.cwd)
             spawned.append(running)
             return running
 
@@ -185,3 +185,31 @@ def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_
         channel.provider.arm(None)
         channel.phase = "recover"
         ev.recover = finish(spawn("recover"))
+
+
+class ResumeAfterApproval(Scenario):
+    name = NAME
+    points = POINTS
+    phases = ("start", "approve", "recover")
+    fault = (
+        "the paused run's approval given in new processes: elsewhere, twice, by racers, or killed mid-effect "
+        "(SIGKILL while the provider holds the approved tool's effect call)"
+    )
+    holds_calls = True  # the killed-* points
+    options = frozenset({"racers"})
+    # every-boundary kills an approval agent in approve, after start paused it, and recover finishes the run.
+    kill_and_recover = ("start", "approve", "recover")
+    recovery = {
+        "approve-elsewhere": Recovery("approve", "approve"),
+        "double-resume": Recovery("approve-2", "the second approve"),
+        "racing-resumers": Recovery("race", "the racing approvers"),
+        "*": Recovery("recover", "recover"),
+    }
+    evidence = ApprovalEvidence
+    checks = (checks.judge_resume_after_approval,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return [run_point(target, point, settings, runtime)]
+
+
+SCENARIO = ResumeAfterApproval()

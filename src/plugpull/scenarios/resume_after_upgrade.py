@@ -14,33 +14,34 @@ import time
 from dataclasses import replace
 
 from plugpull import checks
+from plugpull.errors import UsageError
 from plugpull.evidence import Outcome, UpgradeEvidence
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Settings, kill_mid_tool, make_result, result_ignore
+from plugpull.scenarios import Runtime, Settings, kill_mid_tool, make_result, result_ignore
+from plugpull.scenarios.contract import Scenario
 from plugpull.scenarios.kill_mid_tool import clean_run
-from plugpull.targets import Target
+from plugpull.targets import Target, upgrade_agent
 
 NAME = "resume-after-upgrade"
 POINTS = ("before-effect", "after-effect")
 
-__all__ = ["NAME", "POINTS", "run", "run_point"]
+__all__ = ["NAME", "POINTS", "SCENARIO", "ResumeAfterUpgrade", "run_point"]
 
-
-def run(target: Target, points: list[str], settings: Settings) -> list[Result]:
-    return [run_point(target, point, settings) for point in points]
+USAGE = f'--scenario {NAME} takes exactly two commands: --agent "CMD_A" --agent "CMD_B" (A starts, B resumes)'
 
 
 def _version(announced: list[dict]) -> str | None:
     return next((a.get("version") for a in announced if a.get("version")), None)
 
 
-def run_point(target: Target, point: str, settings: Settings | None = None) -> Result:
+def run_point(target: Target, point: str, settings: Settings | None = None, runtime: Runtime | None = None) -> Result:
     """Run resume-after-upgrade at ``point`` against ``target`` (two commands) and judge it."""
     if point not in POINTS:
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     if not target.resume_argv:
         raise ValueError("resume-after-upgrade needs a target with two commands (resume_argv for release B)")
     settings = settings or Settings()
+    runtime = runtime or Runtime()
     began = time.monotonic()
     ev = UpgradeEvidence(
         point=point,
@@ -50,8 +51,8 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
         hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
         save_specs=["{}:{}:{}".format(*save) for save in settings.saves],
     )
-    ev.clean = clean_run(target, settings)
-    ev.clean_resume = clean_run(replace(target, argv=target.resume_argv), settings)
+    ev.clean = clean_run(target, settings, runtime)
+    ev.clean_resume = clean_run(replace(target, argv=target.resume_argv), settings, runtime)
     ev.golden = list(ev.clean_resume.results)
     announced_a, announced_b = list(ev.clean.announced), list(ev.clean_resume.announced)
     ev.from_version, ev.to_version = _version(announced_a), _version(announced_b)
@@ -59,7 +60,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     ev.result_ignore = result_ignore(target, announced_a + announced_b)
     kept = None
     if checks.check_releases(ev) is None:
-        kept = run_faulted(target, point, settings, ev)
+        kept = run_faulted(target, point, settings, runtime, ev)
     judgement = checks.judge_resume_after_upgrade(ev)
     phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
     shown = {"clean": ev.clean.start, "clean_resume": ev.clean_resume.start, "start": ev.start, "resume": ev.resume}
@@ -72,6 +73,37 @@ def run_point(target: Target, point: str, settings: Settings | None = None) -> R
     return result
 
 
-def run_faulted(target: Target, point: str, settings: Settings, ev: UpgradeEvidence):
+def run_faulted(target: Target, point: str, settings: Settings, runtime: Runtime, ev: UpgradeEvidence):
     """A's start armed at ``point`` and killed; B's resume in the same workdir if the kill is proven."""
-    return kill_mid_tool.run_faulted(target, point, settings, ev, resume_argv=target.resume_argv)[1]
+    return kill_mid_tool.run_faulted(target, point, settings, runtime, ev, resume_argv=target.resume_argv)[1]
+
+
+class ResumeAfterUpgrade(Scenario):
+    name = NAME
+    points = POINTS
+    phases = ("start", "resume")  # start on release A's command, resume on release B's
+    fault = "SIGKILL of release A's start while the provider holds an effect call; release B resumes the same workdir"
+    holds_calls = True
+    # Built-in upgrade targets need two environments built from pin sets: plugpull report runs them.
+    default_targets = ()
+    # No call summary under a FAIL line (none before this contract either).
+    evidence = UpgradeEvidence
+    checks = (checks.judge_resume_after_upgrade,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return [run_point(target, point, settings, runtime)]
+
+    def adopt(self, target: Target, source: Scenario | None) -> Target | None:
+        raise UsageError(f"{USAGE}, not --target; built-in targets: plugpull report --finding {NAME}")
+
+    def agents(self, commands) -> list[Target]:
+        """The user's two commands, one per environment: the first starts (release A), the second resumes (B)."""
+        if len(commands) != 2:
+            raise UsageError(f"{USAGE}; got {len(commands)}")
+        try:
+            return [upgrade_agent(*commands)]
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+
+SCENARIO = ResumeAfterUpgrade()

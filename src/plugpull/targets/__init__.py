@@ -678,11 +678,6 @@ BUILT_INS: dict[str, BuiltIn] = {
 }
 
 
-#: The built-ins `--scenario every-boundary` runs by default: their agents mark their model calls and
-#: checkpoint saves with plugpull.boundary (issue 14).
-BOUNDARY_TARGETS = ("langgraph", "agent-framework", "openai-agents-approval", "fastaiagent")
-
-
 def agent(command: str, scenario: str = "kill-mid-tool") -> Target:
     """A user's agent from ``--agent COMMAND`` (split like a POSIX shell would), run under ``scenario``."""
     argv = shlex.split(command)

@@ -22,7 +22,8 @@ from plugpull import rendering
 from plugpull.notes import describe
 from plugpull.report.kernel import claims, record, versions
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Settings
+from plugpull.results import lines as results_lines
+from plugpull.scenarios import Runtime, Settings
 from plugpull.suite import run_scenario
 from plugpull.targets import BUILT_INS, UPGRADES, Target, upgrade_targets
 
@@ -201,24 +202,19 @@ def run_lines(
         settings.racers = racers
     done: dict[tuple[int, int, int], list[Result]] = {}
     began = time.monotonic()
-    for job in order:
-        t, p, _ = job
-        done[job] = run_scenario(targets[t], [points[p]], settings=settings)
+    # One runtime for every job: a target's clean run (and probe) is made once and shared by its lines.
+    with Runtime() as runtime:
+        for job in order:
+            t, p, _ = job
+            done[job] = run_scenario(targets[t], [points[p]], settings=settings, runtime=runtime)
     return [r for job in jobs for r in done[job]], time.monotonic() - began
-
-
-def _line_key(r: Result) -> tuple[str, str, str]:
-    return (r.scenario, r.point, r.target)
 
 
 def lines(results: list[Result]) -> list[dict[str, Any]]:
     """One entry per line (scenario, point, target variant) in run order: its runs, verdict counts,
     FAIL rate over the finished runs (PASS + FAIL) with its 95 % Wilson interval, and effect counts."""
-    grouped: dict[tuple[str, str, str], list[Result]] = {}
-    for r in results:
-        grouped.setdefault(_line_key(r), []).append(r)
     out = []
-    for (scenario, point, _), runs in grouped.items():
+    for (scenario, point, _), runs in results_lines(results).items():
         counted = {v.value: sum(r.verdict is v for r in runs) for v in Verdict}
         finished = counted["PASS"] + counted["FAIL"]
         low, high = claims.wilson(counted["FAIL"], finished)
@@ -403,22 +399,21 @@ def run_map(
     recover). Lines run ``jobs`` at a time through the fork server (the map is many short lines);
     each line is still one real start, SIGKILL and resume (docs/DECISIONS.md, "Every boundary and aimed saves").
     """
-    from plugpull.scenarios.every_boundary import as_every_boundary
+    from plugpull.scenarios.registry import REGISTRY
     from plugpull.suite import plan, run_plan
 
-    # Variants aimed at a save run the same command as their unaimed sibling (see cli.select_boundary_targets).
-    mapped = [as_every_boundary(t) for t in targets if not t.saves]
+    # every-boundary adopts each variant as the CLI does; one aimed at a save is left out (it runs the
+    # same command as its unaimed sibling).
+    mapped = [m for m in (REGISTRY.adopt("every-boundary", t) for t in targets) if m is not None]
     settings = Settings(timeout=timeout, boundaries=tuple(boundaries or ()))
     began = time.monotonic()
+    forks = None
     if fork_server:
         from plugpull.forkserver import ForkServers
 
-        settings.forks = ForkServers()
-    try:
-        results = run_plan(plan(mapped, points), settings, jobs=jobs)
-    finally:
-        if settings.forks is not None:
-            settings.forks.close()
+        forks = ForkServers()
+    with Runtime(forks=forks) as runtime:
+        results = run_plan(plan(mapped, points), settings, runtime, jobs=jobs)
     return results, time.monotonic() - began
 
 

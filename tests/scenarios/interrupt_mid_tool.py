@@ -1,0 +1,84 @@
+"""interrupt-mid-tool, a scenario written and registered by the tests: Ctrl-C instead of SIGKILL.
+
+The proof that a new scenario is one module plus its checks (issue 21): this module and
+interrupt_checks.py, registered with ``REGISTRY.registered(SCENARIO)``, run through plugpull's suite,
+command line, renderings and JUnit without a line of those changed. Its fault is not SIGKILL: SIGINT
+reaches start's process group while the provider holds an effect call, so the agent's own
+KeyboardInterrupt handling runs (finally blocks, atexit) before it dies; then ``COMMAND resume`` runs
+(the next turn) and the effects are counted. It reuses kill-mid-tool's clean run for what a run owes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from interrupt_checks import InterruptEvidence, judge_interrupt_mid_tool
+
+from plugpull.channel import Channel
+from plugpull.process import Running, reaping
+from plugpull.results import Result, Verdict
+from plugpull.scenarios import Runtime, Settings, make_result, target_env, workdir
+from plugpull.scenarios.contract import Recovery, Scenario
+from plugpull.scenarios.kill_mid_tool import clean_run
+from plugpull.targets import Target
+
+NAME = "interrupt-mid-tool"
+POINTS = ("interrupted-before-effect", "interrupted-after-effect")
+
+
+class InterruptMidTool(Scenario):
+    name = NAME
+    points = POINTS
+    phases = ("start", "resume")
+    fault = "SIGINT (Ctrl-C) to start's process group while the provider holds an effect call"
+    holds_calls = True
+    recovery = {"*": Recovery("resume", "resume")}
+    evidence = InterruptEvidence
+    checks = (judge_interrupt_mid_tool,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        began = time.monotonic()
+        ev = InterruptEvidence(point=point, timeout=settings.timeout)
+        clean = clean_run(target, settings, runtime)
+        ev.clean, ev.owed, announced = clean.start, dict(clean.counts), clean.announced
+        if clean.start.returncode == 0 and clean.counts:
+            announced = interrupt(target, point, settings, runtime, ev)
+        judgement = judge_interrupt_mid_tool(ev)
+        phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
+        shown = {"clean": ev.clean, "start": ev.start, "resume": ev.resume}.get(phase)
+        return [make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, None)]
+
+
+def interrupt(target: Target, point: str, settings: Settings, runtime: Runtime, ev: InterruptEvidence) -> list[dict]:
+    """Start armed at ``point``; SIGINT its group once a call is held; resume; count. Fills ``ev``."""
+    with workdir(settings) as path, Channel() as channel, reaping() as spawned:
+        env = target_env(channel, path)
+        channel.phase = "start"
+        channel.provider.arm(point.removeprefix("interrupted-"), hold=settings.hold)
+        started = runtime.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+        spawned.append(started)
+        if isinstance(started, Running):
+            deadline = time.monotonic() + settings.timeout
+            while not channel.provider.held_event.wait(0.01):
+                if started.poll() is not None or time.monotonic() > deadline:
+                    break
+            if channel.provider.held is not None:
+                ev.held = channel.provider.held.name
+                os.killpg(started.pgid, signal.SIGINT)
+            ev.start = started.wait(settings.timeout)
+        else:
+            ev.start = started
+        if ev.held is not None and not ev.start.timed_out:
+            channel.provider.arm(None)
+            channel.phase = "resume"
+            resumed = runtime.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+            spawned.append(resumed)
+            ev.resume = resumed.wait(settings.timeout) if isinstance(resumed, Running) else resumed
+        ev.counts = dict(channel.provider.counts())
+        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        return list(channel.announced)
+
+
+SCENARIO = InterruptMidTool()

@@ -1,0 +1,149 @@
+"""A scenario written in the tests runs through plugpull unchanged: one module plus its checks (issue 21).
+
+interrupt_mid_tool.py (the scenario) and interrupt_checks.py (its checks) are registered here and run
+through the suite, the command line (in-process main), the renderings and JUnit against real agent
+processes that get a real SIGINT. Its checks are judged on hand-built evidence first.
+"""
+
+import json
+import shlex
+import signal
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from interrupt_checks import InterruptEvidence, judge_interrupt_mid_tool
+from interrupt_mid_tool import NAME, SCENARIO
+
+from plugpull import cli, suite
+from plugpull.evidence import Outcome
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.registry import REGISTRY
+
+AGENTS = Path(__file__).parent.parent / "agents"
+
+
+def ended(returncode: int) -> Outcome:
+    return Outcome(argv=["agent"], returncode=returncode)
+
+
+def evidence(**changes) -> InterruptEvidence:
+    """An interrupt that landed in the held charge and a resume that finished: the passing case."""
+    ev = InterruptEvidence(
+        point="interrupted-after-effect",
+        timeout=30,
+        clean=ended(0),
+        owed={"charge": 1},
+        held="charge",
+        start=ended(-signal.SIGINT),
+        resume=ended(0),
+        counts={"charge": 1},
+    )
+    return replace(ev, **changes)
+
+
+def test_one_charge_after_the_resume_passes():
+    assert judge_interrupt_mid_tool(evidence()).verdict is Verdict.PASS
+
+
+def test_a_charge_done_again_by_the_resume_fails_as_duplicated():
+    judgement = judge_interrupt_mid_tool(evidence(counts={"charge": 2}))
+    assert (judgement.verdict, judgement.message) == (
+        Verdict.FAIL,
+        "effect duplicated: the provider saw 2 charge (expected 1)",
+    )
+
+
+def test_a_charge_nobody_made_after_the_interrupt_fails_as_lost():
+    judgement = judge_interrupt_mid_tool(evidence(counts={}))
+    assert judgement.verdict is Verdict.FAIL and judgement.message.startswith("effect lost")
+
+
+def test_an_agent_that_caught_the_interrupt_and_finished_is_an_error_not_a_pass():
+    judgement = judge_interrupt_mid_tool(evidence(start=ended(0)))
+    assert judgement.verdict is Verdict.ERROR and "exit code 0" in judgement.message
+
+
+def test_nothing_held_is_an_error():
+    judgement = judge_interrupt_mid_tool(evidence(held=None, start=ended(0)))
+    assert (judgement.verdict, judgement.show) == (Verdict.ERROR, "start")
+
+
+def test_a_resume_that_crashed_is_an_error_showing_its_output():
+    judgement = judge_interrupt_mid_tool(evidence(resume=ended(1)))
+    assert (judgement.verdict, judgement.message, judgement.show) == (Verdict.ERROR, "resume exit code 1", "resume")
+
+
+def test_a_failed_clean_run_is_an_error():
+    assert judge_interrupt_mid_tool(evidence(clean=ended(2))).verdict is Verdict.ERROR
+
+
+@pytest.fixture
+def registered():
+    with REGISTRY.registered(SCENARIO) as scenario:
+        yield scenario
+    assert NAME not in REGISTRY
+
+
+def fake_framework(body: str):
+    from plugpull.targets import agent
+
+    return agent(shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), body]), NAME)
+
+
+def test_the_suite_runs_it_against_real_processes_interrupted_inside_the_held_call(registered):
+    runtime = Runtime()
+    no_key = suite.run_scenario(fake_framework("no-key"), settings=Settings(timeout=30), runtime=runtime)
+    keyed = suite.run_scenario(fake_framework("stable-key"), settings=Settings(timeout=30), runtime=runtime)
+    assert [(r.point, r.verdict) for r in no_key] == [
+        ("interrupted-before-effect", Verdict.PASS),
+        ("interrupted-after-effect", Verdict.FAIL),
+    ]
+    assert [r.verdict for r in keyed] == [Verdict.PASS, Verdict.PASS]
+    for result in no_key + keyed:
+        assert result.scenario == NAME
+        assert result.evidence["start"]["returncode"] == -signal.SIGINT
+        assert result.evidence["held"] == "charge"
+    # The agent's own KeyboardInterrupt ran: its traceback is under the interrupted start.
+    assert "KeyboardInterrupt" in no_key[1].evidence["start"]["stderr"]
+
+
+def test_the_command_line_knows_it_without_a_change(registered, capsys, tmp_path):
+    command = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "no-key"])
+    junit = tmp_path / "report.xml"
+    code = cli.main(["--agent", command, "--scenario", NAME, "--point", "interrupted-after-effect", "--hold", "charge"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    # The line shows the held call and, under the FAIL, what resume asked for (the scenario's own hints).
+    assert out[0].startswith(f"FAIL   {NAME}  interrupted-after-effect charge#1  ")
+    assert out[0].endswith("effect duplicated: the provider saw 2 charge (expected 1)")
+    assert out[1] == "    resume called charge once"
+    code = cli.main(["--agent", command, "--scenario", NAME, "--json", "--junit", str(junit)])
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["scenario"], r["point"], r["verdict"]) for r in doc["results"]] == [
+        (NAME, "interrupted-before-effect", "PASS"),
+        (NAME, "interrupted-after-effect", "FAIL"),
+    ]
+    (testsuite,) = ET.parse(junit).getroot()
+    assert (testsuite.get("name"), testsuite.get("tests"), testsuite.get("failures")) == (NAME, "2", "1")
+
+
+def test_the_command_line_refuses_what_it_does_not_read(registered, capsys):
+    command = shlex.join([sys.executable, "-c", "pass"])
+    code = cli.main(["--agent", command, "--scenario", NAME, "--hold", "charge", "--sibling", "email:running"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == "plugpull: --sibling applies to kill-mid-tool; no selected target runs it"
+    code = cli.main(["--agent", command, "--scenario", NAME, "--point", "before-effect"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        "plugpull: --point before-effect is not a point of the selected scenario: "
+        f"{NAME} has interrupted-before-effect, interrupted-after-effect"
+    )
+
+
+def test_unregistered_it_is_unknown_to_the_command_line(capsys):
+    assert cli.main(["--agent", "python x.py", "--scenario", NAME]) == 2
+    assert f"invalid choice: '{NAME}'" in capsys.readouterr().err

@@ -1,0 +1,42 @@
+"""Results grouped per line: the one grouping the tally, JUnit and the notebooks count by."""
+
+from plugpull.results import Line, Result, Verdict, line_of, lines, tally
+
+
+def result(point: str, target: str, verdict: Verdict = Verdict.PASS, scenario: str = "kill-mid-tool") -> Result:
+    return Result(verdict, scenario, point, target, "measured")
+
+
+def test_repeats_of_a_line_are_grouped_in_the_order_the_lines_were_first_seen():
+    runs = [
+        result("after-effect", "a"),
+        result("before-effect", "a"),
+        result("after-effect", "a", Verdict.FAIL),
+        result("after-effect", "b"),
+    ]
+    grouped = lines(runs)
+    assert list(grouped) == [
+        Line("kill-mid-tool", "after-effect", "a"),
+        Line("kill-mid-tool", "before-effect", "a"),
+        Line("kill-mid-tool", "after-effect", "b"),
+    ]
+    assert grouped[line_of(runs[0])] == [runs[0], runs[2]]
+
+
+def test_the_same_point_and_target_under_two_scenarios_are_two_lines():
+    assert len(lines([result("after-effect", "a"), result("after-effect", "a", scenario="resume-after-upgrade")])) == 2
+
+
+def test_the_tally_counts_each_lines_verdicts():
+    runs = [result("after-effect", "a"), result("after-effect", "a", Verdict.FAIL), result("after-effect", "a")]
+    assert tally(runs) == [
+        {
+            "scenario": "kill-mid-tool",
+            "point": "after-effect",
+            "target": "a",
+            "runs": 3,
+            "PASS": 2,
+            "FAIL": 1,
+            "ERROR": 0,
+        }
+    ]
