@@ -139,7 +139,7 @@ _LANGGRAPH = BuiltIn(
     variants=tuple(
         Target(
             name="langgraph",
-            argv=python_module("plugpull.examples.langgraph_refund", "no-key", "--durability", durability),
+            argv=python_module("plugpull.targets.langgraph_refund", "no-key", "--durability", durability),
             framework="langgraph",
             options={"durability": durability, "key": "none"},
             notes=(LANGGRAPH_REFUNDED_AGAIN,),
@@ -153,7 +153,7 @@ _LANGGRAPH = BuiltIn(
     + (
         Target(
             name="langgraph",
-            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", "sync"),
+            argv=python_module("plugpull.targets.langgraph_refund", "tool-call-id", "--durability", "sync"),
             framework="langgraph",
             options={"durability": "sync", "key": "tool-call-id"},
         ),
@@ -161,7 +161,7 @@ _LANGGRAPH = BuiltIn(
     + tuple(
         Target(
             name="langgraph",
-            argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id", "--durability", "async"),
+            argv=python_module("plugpull.targets.langgraph_refund", "tool-call-id", "--durability", "async"),
             framework="langgraph",
             options={"durability": "async", "key": "tool-call-id", "model_step": model_step},
             saves=saves,
@@ -620,7 +620,7 @@ _LANGGRAPH_SIBLINGS = BuiltIn(
     variants=tuple(
         Target(
             name="langgraph-siblings",
-            argv=python_module("plugpull.examples.langgraph_react_two_tools", "--durability", durability),
+            argv=python_module("plugpull.targets.langgraph_react_two_tools", "--durability", durability),
             framework="langgraph",
             options={"durability": durability, "hold": "charge_card", "sibling": f"send_email:{state}"},
             hold=("charge_card", 1),
