@@ -12,7 +12,8 @@ pytest.importorskip("dbos")
 
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
-from plugpull.targets import BUILT_INS, DBOS_VERSION_NOT_RECOVERED  # noqa: E402
+from plugpull.targets import BUILT_INS  # noqa: E402
+from plugpull.targets.families.dbos import DBOS_VERSION_NOT_RECOVERED  # noqa: E402
 
 
 def variant(name: str, key: str):
