@@ -59,7 +59,7 @@ def test_the_langgraph_target_gets_the_same_verdicts_forked_as_cold(forks):
 
 
 def test_the_tool_call_id_variant_passes_forked():
-    target = Target(name="agent", argv=python_module("plugpull.examples.langgraph_refund", "tool-call-id"))
+    target = Target(name="agent", argv=python_module("plugpull.targets.langgraph_refund", "tool-call-id"))
     servers = ForkServers()
     try:
         result = run_point(target, "after-effect", Settings(timeout=60), Runtime(forks=servers))

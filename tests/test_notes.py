@@ -93,7 +93,7 @@ def test_a_resume_that_hung_or_never_ran_has_no_exit_code_and_a_missing_result_l
 
 def test_the_agent_framework_signature_note_is_for_a_refusal_across_1_20_only():
     from plugpull.results import Result, Verdict
-    from plugpull.targets import AGENT_FRAMEWORK_SIGNATURE_CHANGED as note
+    from plugpull.targets.families.agent_framework import AGENT_FRAMEWORK_SIGNATURE_CHANGED as note
 
     def refused(start, end):
         return Result(

@@ -119,15 +119,14 @@ def test_killed_before_the_first_checkpoint_resume_starts_the_run_over_from_its_
 
 
 def test_the_upgrade_target_also_runs_the_orders_one_after_the_other():
-    (_, variants) = UPGRADES["agent-framework"]
+    variants = UPGRADES["agent-framework"].variants
     assert [v.options["variant"] for v in variants] == ["swap", "control", "sequential"]
     assert variants[2].argv[-2:] == ("--variant", "sequential")
 
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_the_orders_one_after_the_other_restart_with_each_customer_charged_once(point):
-    (_, variants) = UPGRADES["agent-framework"]
-    sequential = variants[2]
+    sequential = UPGRADES["agent-framework"].variants[2]
     (result,) = run_scenario(
         replace(sequential, scenario="kill-mid-tool", notes=()), [point], settings=SETTINGS, runtime=RUNTIME
     )

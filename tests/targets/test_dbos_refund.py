@@ -13,7 +13,8 @@ pytest.importorskip("dbos")
 from plugpull import run_scenario  # noqa: E402
 from plugpull.results import Verdict  # noqa: E402
 from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS, DBOS_VERSION_NOT_RECOVERED  # noqa: E402
+from plugpull.targets import BUILT_INS  # noqa: E402
+from plugpull.targets.families.dbos import DBOS_VERSION_NOT_RECOVERED  # noqa: E402
 
 SETTINGS = Settings(timeout=90)
 

@@ -16,7 +16,8 @@ pytest.importorskip("dbos")
 from plugpull.results import Verdict  # noqa: E402
 from plugpull.scenarios import Settings  # noqa: E402
 from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
-from plugpull.targets import BUILT_INS, PYDANTIC_AI_INLINE  # noqa: E402
+from plugpull.targets import BUILT_INS  # noqa: E402
+from plugpull.targets.families.pydantic_ai import PYDANTIC_AI_INLINE  # noqa: E402
 
 SETTINGS = Settings(timeout=90)
 

@@ -12,13 +12,9 @@ from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
-from plugpull.targets import (
-    BUILT_INS,
-    LANGGRAPH_6663,
-    LANGGRAPH_DOUBLE_TEXTING,
-    LANGGRAPH_INTERRUPTS,
-    OPENAI_AGENTS_HITL,
-)
+from plugpull.targets import BUILT_INS
+from plugpull.targets.families.langgraph import LANGGRAPH_6663, LANGGRAPH_DOUBLE_TEXTING, LANGGRAPH_INTERRUPTS
+from plugpull.targets.families.openai_agents import OPENAI_AGENTS_HITL
 
 SETTINGS = Settings(timeout=60)
 

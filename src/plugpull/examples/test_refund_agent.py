@@ -1,16 +1,14 @@
-"""plugpull in a pytest suite: crash-test the example LangGraph refund agent (README, "In your pytest suite").
+"""plugpull in a pytest suite: crash-test the LangGraph refund agent (README, "In your pytest suite").
 
     uv run pytest src/plugpull/examples/test_refund_agent.py
 
 The plugpull_run fixture comes with plugpull (a pytest11 entry point): nothing to import or configure.
 The second test fails on purpose: without an idempotency key the refund is done again when LangGraph
-re-runs the killed tool, and the failure reads as plugpull's result line.
+re-runs the killed tool, and the failure reads as plugpull's result line. It stays out of the wheel
+(pyproject.toml): an installed package ships no failing test.
 """
 
-import os
-from pathlib import Path
-
-AGENT = "python " + os.path.relpath(Path(__file__).with_name("langgraph_refund.py"))
+AGENT = "python -m plugpull.targets.langgraph_refund"  # the agent of the built-in `langgraph` target
 
 
 def test_keyed_refund_survives_a_crash(plugpull_run):

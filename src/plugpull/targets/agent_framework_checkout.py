@@ -1,4 +1,6 @@
-"""Checkout of two orders in a Microsoft Agent Framework functional workflow (microsoft/agent-framework#8292).
+"""Checkout of two orders in a Microsoft Agent Framework functional workflow: the built-in `agent-framework` target.
+
+Made for microsoft/agent-framework#8292.
 
     python -m plugpull.targets.agent_framework_checkout start  [--variant swap|control|sequential]
     python -m plugpull.targets.agent_framework_checkout resume [--variant swap|control|sequential]

@@ -1,4 +1,4 @@
-"""A FastAIAgent refund agent whose tool asks for approval: the built-in `fastaiagent-approval` target.
+"""A FastAIAgent refund agent whose tool asks for approval: the built-in `fastaiagent` target.
 
     python -m plugpull.targets.fastaiagent_approval start|approve|recover
 

@@ -2,10 +2,11 @@
 
     python -m plugpull.targets.google_adk_approval [--session sqlite|database] [--db-url URL] start|approve|recover
 
-The agent of plugpull.targets.google_adk_refund (scripted offline model, resumable ``App``) with the
-refund tool wrapped in ``FunctionTool(refund, require_confirmation=True)``, ADK's tool confirmation: the
-tool call is answered with an ``adk_request_confirmation`` function call and the invocation pauses; the
-app answers that call with a ``FunctionResponse`` ``{"confirmed": true}`` and ADK runs the tool.
+The agent of the `google-adk` target (plugpull.targets.google_adk_support: scripted offline model,
+resumable ``App``) with the refund tool wrapped in ``FunctionTool(refund, require_confirmation=True)``,
+ADK's tool confirmation: the tool call is answered with an ``adk_request_confirmation`` function call
+and the invocation pauses; the app answers that call with a ``FunctionResponse`` ``{"confirmed": true}``
+and ADK runs the tool.
 The tool calls ``record_effect("refund")`` with no key, so ADK's own behaviour shows.
 
 The session store (``--session``): ``sqlite``, ``SqliteSessionService`` in $PLUGPULL_WORKDIR; or
@@ -33,8 +34,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from google.adk.agents import LlmAgent
-from google.adk.apps import App, ResumabilityConfig
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
@@ -42,7 +41,7 @@ from google.adk.tools import FunctionTool
 from google.genai import types
 
 from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
-from plugpull.targets.google_adk_refund import APP_NAME, SESSION_ID, USER_ID, ScriptedLlm
+from plugpull.targets.google_adk_support import APP_NAME, SESSION_ID, USER_ID, build_runner, drain, request
 
 CONFIRMATION = "adk_request_confirmation"
 #: ``COMMAND approve`` exits with this when the framework refused the approval (checks/resume_after_approval.py).
@@ -82,18 +81,9 @@ def lost_the_race(error: Exception) -> bool:
     )
 
 
-def build_runner(
-    workdir: Path, session: str = "sqlite", db_url: str | None = None
-) -> tuple[Runner, BaseSessionService]:
-    agent = LlmAgent(
-        name="refund_agent",
-        model=ScriptedLlm(),
-        instruction="Refund the order the customer names.",
-        tools=[FunctionTool(refund, require_confirmation=True)],
-    )
-    app = App(name=APP_NAME, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
+def build(workdir: Path, session: str = "sqlite", db_url: str | None = None) -> tuple[Runner, BaseSessionService]:
     sessions = session_service(session, workdir, db_url)
-    return Runner(app=app, session_service=sessions), sessions
+    return build_runner(FunctionTool(refund, require_confirmation=True), sessions), sessions
 
 
 def pending_confirmation(session: Any) -> tuple[str, str] | None:
@@ -107,20 +97,11 @@ def pending_confirmation(session: Any) -> tuple[str, str] | None:
     return pending
 
 
-async def drain(runner: Runner, **kwargs: Any) -> str | None:
-    final = None
-    async for event in runner.run_async(user_id=USER_ID, session_id=SESSION_ID, **kwargs):
-        if event.content and event.content.parts and event.content.parts[0].text:
-            final = event.content.parts[0].text
-    return final
-
-
 async def run(phase: str, workdir: Path, session_kind: str = "sqlite", db_url: str | None = None) -> int:
-    runner, sessions = build_runner(workdir, session_kind, db_url)
+    runner, sessions = build(workdir, session_kind, db_url)
     if phase == "start":
         await sessions.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
-        message = types.Content(role="user", parts=[types.Part(text="Please refund order A-1001.")])
-        await drain(runner, new_message=message)
+        await drain(runner, new_message=request())
         session = await sessions.get_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
         if pending_confirmation(session) is None:
             log("start did not pause for a confirmation")

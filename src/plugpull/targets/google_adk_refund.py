@@ -4,7 +4,8 @@
 
 An ``LlmAgent`` with one function tool, a scripted offline model (a ``BaseLlm`` subclass that
 asks for the refund until the conversation holds the tool's answer), an ``App`` with
-``ResumabilityConfig(is_resumable=True)`` and a real ``SqliteSessionService`` in $PLUGPULL_WORKDIR.
+``ResumabilityConfig(is_resumable=True)`` (those three are plugpull.targets.google_adk_support's,
+shared with the `google-adk-approval` target) and a real ``SqliteSessionService`` in $PLUGPULL_WORKDIR.
 
 start:  ``runner.run_async(user_id, session_id, new_message=...)`` on a new session.
 resume: what an app does after a crash: read the session from the store, take the invocation
@@ -27,49 +28,18 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
 
-from google.adk.agents import LlmAgent
-from google.adk.apps import App, ResumabilityConfig
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_response import LlmResponse
-from google.adk.runners import Runner
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.tool_context import ToolContext
-from google.genai import types
 
 from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
+from plugpull.targets.google_adk_support import APP_NAME, SESSION_ID, USER_ID, build_runner, drain, request
 
-APP_NAME = "refunds"
-USER_ID = "customer-1"
-SESSION_ID = "refund-A-1001"
 _key_variant = "none"
 
 
 def log(message: str) -> None:
     print(f"google_adk_refund: {message}", file=sys.stderr, flush=True)
-
-
-class ScriptedLlm(BaseLlm):
-    """An offline model that decides from the conversation, like a real LLM would.
-
-    It asks for the refund tool until the request holds the tool's answer, then answers in
-    text. Like Gemini it gives no function call id; ADK assigns one.
-    """
-
-    model: str = "plugpull-scripted"
-
-    async def generate_content_async(self, llm_request: Any, stream: bool = False):
-        answered = any(
-            part.function_response is not None for content in llm_request.contents or [] for part in content.parts or []
-        )
-        if answered:
-            part = types.Part(text="Refund for order A-1001 is done.")
-        else:
-            part = types.Part(
-                function_call=types.FunctionCall(name="refund", args={"order_id": "A-1001", "cents": 1999})
-            )
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
 def refund(order_id: str, cents: int, tool_context: ToolContext) -> dict:
@@ -80,25 +50,12 @@ def refund(order_id: str, cents: int, tool_context: ToolContext) -> dict:
     return {"status": f"refunded {cents} cents on order {order_id}"}
 
 
-def build_runner(workdir: Path) -> tuple[Runner, SqliteSessionService]:
-    agent = LlmAgent(
-        name="refund_agent",
-        model=ScriptedLlm(),
-        instruction="Refund the order the customer names.",
-        tools=[refund],
-    )
-    app = App(name=APP_NAME, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
-    sessions = SqliteSessionService(str(workdir / "sessions.sqlite"))
-    return Runner(app=app, session_service=sessions), sessions
-
-
 async def run(phase: str, workdir: Path) -> int:
-    runner, sessions = build_runner(workdir)
+    sessions = SqliteSessionService(str(workdir / "sessions.sqlite"))
+    runner = build_runner(refund, sessions)
     if phase == "start":
         await sessions.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
-        kwargs: dict[str, Any] = {
-            "new_message": types.Content(role="user", parts=[types.Part(text="Please refund order A-1001.")])
-        }
+        final = await drain(runner, new_message=request())
     else:
         session = await sessions.get_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
         if session is None or not session.events:
@@ -106,11 +63,7 @@ async def run(phase: str, workdir: Path) -> int:
             return 2
         invocation_id = session.events[-1].invocation_id
         log(f"resume: invocation {invocation_id} after {len(session.events)} saved events")
-        kwargs = {"invocation_id": invocation_id}
-    final = None
-    async for event in runner.run_async(user_id=USER_ID, session_id=SESSION_ID, **kwargs):
-        if event.content and event.content.parts and event.content.parts[0].text:
-            final = event.content.parts[0].text
+        final = await drain(runner, invocation_id=invocation_id)
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean run's
     print(final, flush=True)
     return 0

@@ -3,7 +3,7 @@
     python -m plugpull.targets.langgraph_approval [--durability sync|async|exit] start|approve|recover
 
 A real StateGraph (model node + ToolNode) with a real SqliteSaver in $PLUGPULL_WORKDIR and the
-scripted offline model of plugpull.examples.langgraph_refund. The refund tool calls
+scripted offline model of plugpull.targets.langgraph_refund. The refund tool calls
 ``interrupt()`` (LangGraph docs, "Human-in-the-loop": interrupt inside a tool pauses the graph
 and ``Command(resume=...)`` continues it, re-running the node from its start) and only after an
 approval calls ``record_effect("refund")`` with no key, so the framework's own behaviour shows.
@@ -33,7 +33,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command, interrupt
 
 from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
-from plugpull.examples.langgraph_refund import THREAD, build_graph
+from plugpull.targets.langgraph_refund import THREAD, build_graph
 
 APPROVED = {"approved": True}
 

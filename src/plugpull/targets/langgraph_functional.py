@@ -22,7 +22,7 @@ no checkpoint yet: ``invoke(None)`` raises EmptyInputError there). The final ans
 A finished task's result is saved by ``put_writes``, which LangGraph submits to a background executor
 whatever the durability (langgraph/pregel/_loop.py, ``put_writes``), while the next task already runs:
 whether the draft is on disk when the refund is killed is a race. The checkpointer marks its writes
-(MarkedSqliteSaver, as in plugpull.examples.langgraph_refund: "pending-writes 1" is the draft's, the first
+(MarkedSqliteSaver, as in plugpull.targets.langgraph_refund: "pending-writes 1" is the draft's, the first
 task to finish), so kill-mid-tool can hold that write back or wait for it (the target's ``draft`` option).
 """
 
@@ -69,7 +69,7 @@ def refund(draft: dict) -> str:
 class MarkedSqliteSaver(SqliteSaver):
     """LangGraph's SqliteSaver with each write marked as a boundary (it still does the saving).
 
-    The example's saver (plugpull.examples.langgraph_refund) is not imported: that module imports
+    The example's saver (plugpull.targets.langgraph_refund) is not imported: that module imports
     langgraph.prebuilt, which a functional-API app does not need and which some locks cannot import
     (langgraph 1.0.10 with langgraph-prebuilt 1.0.13: ``ExecutionInfo`` missing from langgraph.runtime).
     """

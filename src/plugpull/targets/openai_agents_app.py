@@ -16,7 +16,9 @@ resume: ``await RunState.from_json(agent, saved)`` and ``Runner.run`` again with
 The Session is remote: every Session method is exactly one call to plugpull's store (a
 database on another machine), which may lose a write or its acknowledgement. That is the
 fault of openai/openai-agents-python#4775. The model is scripted and offline, and decides
-from the conversation, so a fresh process makes the same choice (no API key).
+from the conversation, so a fresh process makes the same choice (no API key): it, the RunState
+file and the phase command line are plugpull.targets.openai_agents_support's, which the SDK's
+other built-in apps share.
 """
 
 from __future__ import annotations
@@ -24,23 +26,25 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
-import os
-import re
 import secrets
 import sys
-from pathlib import Path
 from typing import Any
 
-from agents.run_state import RunState
-from agents.usage import Usage
-from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
-
-from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
-from plugpull.client import WORKDIR_ENV, announce, call_store, record_result
+from agents import Agent, Runner, function_tool, set_tracing_disabled
+from plugpull.client import announce, call_store, record_result
+from plugpull.targets.openai_agents_support import (
+    ORDER,
+    ScriptedModel,
+    finish,
+    load_state,
+    outcome,
+    phase_and_option,
+    save_state,
+    workdir,
+)
 
 SESSION_ID = "plugpull"
 STATE_FILE = "state.json"
-ORDER = "A-1001"
 #: Every staged input carries this marker and a fresh random token; the token is what the
 #: harness counts in the store (an item's identity, whatever shape the SDK writes it in).
 STAGED_MARK = "staged-input"
@@ -84,79 +88,6 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__}")
 
 
-def _field(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
-
-
-def _text(item: Any) -> str:
-    content = _field(item, "content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(_field(part, "text") or "") for part in content)
-    return ""
-
-
-class ScriptedModel(Model):
-    """Asks for the refund until the conversation holds its output, then answers.
-
-    Chooses from the conversation, not a call counter, so start and resume (two processes)
-    agree; makes new ids on every call, as a real model does.
-    """
-
-    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
-        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
-        refunded = any(_field(i, "type") == "function_call_output" for i in items)
-        if not refunded:
-            call_id = f"call_{secrets.token_hex(6)}"
-            # An id made up per run: the harness names it when it compares sessions (store.run_names).
-            announce(run_value=call_id)
-            output: list[Any] = [
-                ResponseFunctionToolCall(
-                    type="function_call",
-                    call_id=call_id,
-                    name="refund",
-                    arguments=json.dumps({"order": ORDER}),
-                    status="completed",
-                )
-            ]
-        else:
-            # The reply never quotes the user (a quoted token would look like the staged
-            # input to a reader of the store), and names its own id, so a second answer from
-            # a second model call is a different item, while the same answer written twice is
-            # a duplicate.
-            notes = sum(1 for i in items if _field(i, "role") == "user") - 1
-            reply_id = f"msg_{secrets.token_hex(6)}"
-            announce(run_value=reply_id)
-            text = f"Refunded {ORDER} ({notes} later note(s) read; reply {reply_id})."
-            output = [
-                ResponseOutputMessage(
-                    id=reply_id,
-                    type="message",
-                    role="assistant",
-                    status="completed",
-                    content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
-                )
-            ]
-        return ModelResponse(output=output, usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("this app runs Runner.run, not run_streamed")
-
-
-def outcome(final_output: Any) -> dict[str, Any]:
-    """The run's result for record_result: the final answer, with the reply id the model made up apart.
-
-    ScriptedModel's answer names its own id (a fresh one per model call, as a real model's), so
-    the id moves to ``reply_id``, which the built-in targets leave out of the golden comparison
-    (Target.result_ignore), and the answer keeps its place as ``<reply id>``.
-    """
-    text = str(final_output)
-    match = re.search(r"reply (msg_[0-9a-f]+)", text)
-    reply_id = match.group(1) if match else None
-    return {"answer": text.replace(reply_id, "<reply id>") if reply_id else text, "reply_id": reply_id}
-
-
 @function_tool(needs_approval=True)
 def refund(order: str) -> str:
     """Refund an order (a human approves first)."""
@@ -165,13 +96,6 @@ def refund(order: str) -> str:
 
 def build_agent() -> Agent:
     return Agent(name="Refunds", instructions="Refund the order the user names.", model=ScriptedModel(), tools=[refund])
-
-
-def workdir() -> Path:
-    path = os.environ.get(WORKDIR_ENV)
-    if not path:
-        raise SystemExit(f"openai_agents_app: {WORKDIR_ENV} is not set")
-    return Path(path)
 
 
 async def start() -> int:
@@ -195,7 +119,7 @@ async def start() -> int:
     except Exception as exc:
         # What an app does with a failed run: keep the state to retry it later (docs,
         # "Human-in-the-loop", long-running approvals: RunState is designed to be durable).
-        (workdir() / STATE_FILE).write_text(json.dumps(state.to_json()))
+        save_state(state, workdir() / STATE_FILE)
         log(f"run failed ({type(exc).__name__}: {exc}); state saved to {STATE_FILE}")
         return 1
     record_result(outcome(result.final_output))  # plugpull: the run's outcome
@@ -209,22 +133,19 @@ async def resume() -> int:
         log(f"nothing to resume: no {STATE_FILE}")
         return 4
     agent = build_agent()
-    state = await RunState.from_json(agent, json.loads(path.read_text()))
+    state = await load_state(agent, path)
     log(f"resuming; pending input: {len(state.pending_input)} item(s)")
-    result = await Runner.run(agent, state, session=StoreSession())
-    record_result(outcome(result.final_output))  # plugpull: the run's outcome
-    log(f"done: {result.final_output}")
-    return 0
+    return await finish(agent, state, log, session=StoreSession())
+
+
+PHASES = {"start": start, "resume": resume}
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv not in (["start"], ["resume"]):
-        print("usage: python -m plugpull.targets.openai_agents_app {start,resume}", file=sys.stderr)
-        return 2
+    phase, _ = phase_and_option(argv, PHASES, prog="python -m plugpull.targets.openai_agents_app")
     set_tracing_disabled(True)
-    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))
-    return asyncio.run(start() if argv == ["start"] else resume())
+    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))  # plugpull
+    return asyncio.run(PHASES[phase]())
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ What the SDK docs ("Human-in-the-loop": long-running approvals) say an app does:
 pauses on ``function_tool(needs_approval=True)``; the app saves ``result.to_state().to_json()``
 and exits; later, another process restores it with ``await RunState.from_json(agent, saved)``,
 calls ``state.approve(interruption)`` and ``Runner.run(agent, state)``. The scripted offline
-model is the one of plugpull.targets.openai_agents_app (it decides from the conversation).
+model is the one of plugpull.targets.openai_agents_support (it decides from the conversation).
 
 Two designs (``--design``), because a RunState is a snapshot the app stores: the docs promise no
 claim on it and the SDK saves nothing while a tool runs (issue 20):
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
-import json
 import os
 import sys
 from pathlib import Path
@@ -45,8 +44,16 @@ from agents.run_state import RunState
 from agents.tool_context import ToolContext
 
 from agents import Agent, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, boundary, gate, record_effect, record_result
-from plugpull.targets.openai_agents_app import ORDER, ScriptedModel, outcome, workdir
+from plugpull.client import announce, boundary, gate, record_effect
+from plugpull.targets.openai_agents_support import (
+    ORDER,
+    ScriptedModel,
+    finish,
+    load_state,
+    phase_and_option,
+    save_state,
+    workdir,
+)
 
 PAUSED, CLAIMED, APPROVED = "paused.json", "claimed.json", "approved.json"
 DESIGNS = ("plain", "claim-and-key")
@@ -87,7 +94,7 @@ def build_agent(design: str) -> Agent:
 
 def save(state: RunState, path: Path) -> None:
     with boundary("state-save"):  # plugpull: the app's own save of the SDK's RunState
-        path.write_text(json.dumps(state.to_json()))
+        save_state(state, path)
 
 
 async def start(agent: Agent, where: Path, design: str) -> int:
@@ -102,7 +109,7 @@ async def start(agent: Agent, where: Path, design: str) -> int:
 
 async def approved(agent: Agent, where: Path, pending: str) -> RunState | None:
     """The pending state with its approval applied and saved to approved.json (None: nothing to approve)."""
-    state = await RunState.from_json(agent, json.loads((where / pending).read_text()))
+    state = await load_state(agent, where / pending)
     interruptions = state.get_interruptions()
     if not interruptions:
         log("the saved state has nothing to approve")
@@ -119,7 +126,7 @@ async def approve(agent: Agent, where: Path, design: str) -> int:
         if state is None:
             return 1
         gate()  # plugpull: racing approvers are released together here
-        return await finish(agent, state)
+        return await finish(agent, state, log)
     gate()  # plugpull: racing approvers are released together here, before the claim they race for
     try:
         os.rename(where / PAUSED, where / CLAIMED)  # atomic: one approval takes the stored pause
@@ -127,13 +134,13 @@ async def approve(agent: Agent, where: Path, design: str) -> int:
         log(f"refused: no {PAUSED}, another approval claimed it")
         return REFUSED
     state = await approved(agent, where, CLAIMED)
-    return 1 if state is None else await finish(agent, state)
+    return 1 if state is None else await finish(agent, state, log)
 
 
 async def recover(agent: Agent, where: Path, design: str) -> int:
     path = where / APPROVED
     if path.exists():
-        return await finish(agent, await RunState.from_json(agent, json.loads(path.read_text())))
+        return await finish(agent, await load_state(agent, path), log)
     pending = next((name for name in (CLAIMED, PAUSED) if (where / name).exists()), None)
     if pending is None:
         log(f"nothing to recover: no {APPROVED}, {CLAIMED} or {PAUSED}")
@@ -141,32 +148,19 @@ async def recover(agent: Agent, where: Path, design: str) -> int:
     # approve died before it recorded the approval: the run is still paused; apply the approval again.
     log(f"no {APPROVED}: the approval was never saved; applying it again to {pending}")
     state = await approved(agent, where, pending)
-    return 1 if state is None else await finish(agent, state)
+    return 1 if state is None else await finish(agent, state, log)
 
 
-async def finish(agent: Agent, state: RunState) -> int:
-    result = await Runner.run(agent, state)
-    record_result(outcome(result.final_output))  # plugpull: the run's outcome
-    log(f"done: {result.final_output}")
-    return 0
+PHASES = {"start": start, "approve": approve, "recover": recover}
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    design = "plain"
-    if len(argv) == 3 and argv[0] == "--design":
-        design, argv = argv[1], argv[2:]
-    phases = {"start": start, "approve": approve, "recover": recover}
-    if len(argv) != 1 or argv[0] not in phases or design not in DESIGNS:
-        print(
-            "usage: python -m plugpull.targets.openai_agents_approval [--design plain|claim-and-key] "
-            "{start,approve,recover}",
-            file=sys.stderr,
-        )
-        return 2
+    phase, design = phase_and_option(
+        argv, PHASES, prog="python -m plugpull.targets.openai_agents_approval", option="--design", choices=DESIGNS
+    )
     set_tracing_disabled(True)
-    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))
-    return asyncio.run(phases[argv[0]](build_agent(design), workdir(), design))
+    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))  # plugpull
+    return asyncio.run(PHASES[phase](build_agent(design), workdir(), design))
 
 
 if __name__ == "__main__":

@@ -21,16 +21,22 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
-import json
 import sys
 from typing import Any
 
-from agents.run_state import RunState
 from agents.tool_context import ToolContext
 
 from agents import Agent, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, record_effect, record_result
-from plugpull.targets.openai_agents_app import ORDER, ScriptedModel, outcome, workdir
+from plugpull.client import announce, record_effect
+from plugpull.targets.openai_agents_support import (
+    ORDER,
+    ScriptedModel,
+    finish,
+    load_state,
+    phase_and_option,
+    save_state,
+    workdir,
+)
 
 STATE_FILE = "state.json"
 
@@ -57,12 +63,9 @@ async def start(agent: Agent) -> int:
         return 1
     state = result.to_state()
     state.approve(result.interruptions[0])
-    (workdir() / STATE_FILE).write_text(json.dumps(state.to_json()))
+    save_state(state, workdir() / STATE_FILE)
     log(f"approved {result.interruptions[0].name}; state saved to {STATE_FILE}")
-    result = await Runner.run(agent, state)
-    record_result(outcome(result.final_output))  # plugpull: the run's outcome
-    log(f"done: {result.final_output}")
-    return 0
+    return await finish(agent, state, log)
 
 
 async def resume(agent: Agent) -> int:
@@ -70,22 +73,17 @@ async def resume(agent: Agent) -> int:
     if not path.exists():
         log(f"nothing to resume: no {STATE_FILE}")
         return 1
-    state = await RunState.from_json(agent, json.loads(path.read_text()))
-    result = await Runner.run(agent, state)
-    record_result(outcome(result.final_output))  # plugpull: the run's outcome
-    log(f"done: {result.final_output}")
-    return 0
+    return await finish(agent, await load_state(agent, path), log)
+
+
+PHASES = {"start": start, "resume": resume}
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    phases = {"start": start, "resume": resume}
-    if len(argv) != 1 or argv[0] not in phases:
-        print("usage: python -m plugpull.targets.openai_agents_runstate {start,resume}", file=sys.stderr)
-        return 2
+    phase, _ = phase_and_option(argv, PHASES, prog="python -m plugpull.targets.openai_agents_runstate")
     set_tracing_disabled(True)
-    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))
-    return asyncio.run(phases[argv[0]](build_agent()))
+    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))  # plugpull
+    return asyncio.run(PHASES[phase](build_agent()))
 
 
 if __name__ == "__main__":

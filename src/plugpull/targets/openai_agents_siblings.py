@@ -36,14 +36,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.run_state import RunState
 from agents.tool_context import ToolContext
 from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, record_effect, record_result
-from plugpull.targets.openai_agents_app import outcome, workdir
+from plugpull.client import announce, record_effect
+from plugpull.targets.openai_agents_support import (
+    field,
+    finish,
+    load_state,
+    phase_and_option,
+    save_state,
+    workdir,
+)
 
 APPROVED = "approved.json"
 ORDER = "B-2002"
@@ -71,10 +77,6 @@ async def charge_card(ctx: ToolContext[Any], cents: int) -> str:
     return f"charged {cents} cents"
 
 
-def _field(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
-
-
 class TwoToolModel(Model):
     """Both tools in one response until the conversation holds their outputs, then a summary.
 
@@ -83,7 +85,7 @@ class TwoToolModel(Model):
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
         items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
-        if not any(_field(i, "type") == "function_call_output" for i in items):
+        if not any(field(i, "type") == "function_call_output" for i in items):
             output: list[Any] = [
                 ResponseFunctionToolCall(
                     type="function_call",
@@ -134,8 +136,8 @@ async def start(agent: Agent, where: Path, approval: str) -> int:
     state = result.to_state()
     for item in state.get_interruptions():
         state.approve(item)
-    (where / APPROVED).write_text(json.dumps(state.to_json()))
-    return await finish(agent, state)
+    save_state(state, where / APPROVED)
+    return await finish(agent, state, log)
 
 
 async def resume(agent: Agent, where: Path, approval: str) -> int:
@@ -143,31 +145,23 @@ async def resume(agent: Agent, where: Path, approval: str) -> int:
     if not path.exists():
         log(f"nothing to resume: no {APPROVED}")
         return 1
-    return await finish(agent, await RunState.from_json(agent, json.loads(path.read_text())))
+    return await finish(agent, await load_state(agent, path), log)
 
 
-async def finish(agent: Agent, state: RunState) -> int:
-    result = await Runner.run(agent, state)
-    record_result(outcome(result.final_output))  # plugpull: the run's outcome
-    log(f"done: {result.final_output}")
-    return 0
+PHASES = {"start": start, "resume": resume}
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    approval = "both"
-    if len(argv) == 3 and argv[0] == "--approval":
-        approval, argv = argv[1], argv[2:]
-    phases = {"start": start, "resume": resume}
-    if len(argv) != 1 or argv[0] not in phases or approval not in APPROVALS:
-        print(
-            "usage: python -m plugpull.targets.openai_agents_siblings [--approval both|charge_card] {start,resume}",
-            file=sys.stderr,
-        )
-        return 2
+    phase, approval = phase_and_option(
+        argv,
+        PHASES,
+        prog="python -m plugpull.targets.openai_agents_siblings",
+        option="--approval",
+        choices=tuple(APPROVALS),
+    )
     set_tracing_disabled(True)
-    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))
-    return asyncio.run(phases[argv[0]](build_agent(approval), workdir(), approval))
+    announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))  # plugpull
+    return asyncio.run(PHASES[phase](build_agent(approval), workdir(), approval))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
     python -m plugpull.targets.pydantic_ai_approval start|approve|recover
 
-The agent of plugpull.targets.pydantic_ai_refund (``DBOSAgent`` over a scripted offline
-``FunctionModel``, DBOS's system database in SQLite in $PLUGPULL_WORKDIR) with the refund tool
+The agent of the `pydantic-ai` target (plugpull.targets.pydantic_ai_support: ``DBOSAgent`` over a
+scripted offline ``FunctionModel``, DBOS's system database in SQLite in $PLUGPULL_WORKDIR) with the refund tool
 declared ``requires_approval=True``: Pydantic AI's deferred tools. The model's call to it ends the
 run with a ``DeferredToolRequests`` output; a new run with the original run's message history and
 ``deferred_tool_results=DeferredToolResults(approvals={tool_call_id: True})`` continues it where it
@@ -29,24 +29,14 @@ import importlib.metadata
 import json
 import os
 import sys
-import uuid
-import warnings
-from pathlib import Path
 
-from dbos import DBOS, SetWorkflowID
+from dbos import SetWorkflowID
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunContext
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
 from pydantic_core import to_jsonable_python
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result  # plugpull
+from plugpull.client import announce, gate, record_effect, record_result  # plugpull
+from plugpull.targets.pydantic_ai_support import REQUEST, durable, scripted_model, workdir, workflow_output
 
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-approval-1"
@@ -57,19 +47,8 @@ def log(message: str) -> None:
     print(f"pydantic_ai_approval: {message}", file=sys.stderr, flush=True)
 
 
-def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    # Ask for the refund until the conversation holds the tool's answer, with a new call id each
-    # time, as an LLM would; a fresh process makes the same choice from the same conversation.
-    answered = any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
-    if answered:
-        return ModelResponse(parts=[TextPart("Refund for order A-1001 is done.")])
-    call = ToolCallPart("refund", {"order_id": "A-1001", "cents": 1999}, tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
-    log(f"model asks for {call.tool_call_id}")
-    return ModelResponse(parts=[call])
-
-
 agent = Agent(
-    FunctionModel(scripted_model),
+    scripted_model(log),
     name="refund_approval_agent",
     instructions="Refund the order the customer names.",
     output_type=[str, DeferredToolRequests],
@@ -99,26 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("phase", choices=("start", "approve", "recover"))
     args = parser.parse_args(argv)
     announce(framework="pydantic-ai-slim", version=importlib.metadata.version("pydantic-ai-slim"))  # plugpull
-    workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
-    history = workdir / MESSAGES
-    DBOS(
-        config={
-            "name": "plugpull-refund-approvals",
-            "system_database_url": f"sqlite:///{workdir / 'dbos.sqlite'}",
-            "application_version": APP_VERSION,
-        }
-    )
-    with warnings.catch_warnings():
-        # Newer releases deprecate DBOSAgent in favour of the DBOSDurability capability; it still works.
-        warnings.simplefilter("ignore")
-        from pydantic_ai.durable_exec.dbos import DBOSAgent
-
-        durable = DBOSAgent(agent)
-    try:
-        DBOS.launch()
+    history = workdir() / MESSAGES
+    with durable(agent, name="plugpull-refund-approvals", application_version=APP_VERSION) as dbos_agent:
         if args.phase == "start":
             with SetWorkflowID(WORKFLOW_ID):
-                result = durable.run_sync("Please refund order A-1001.")
+                result = dbos_agent.run_sync(REQUEST)
             if not isinstance(result.output, DeferredToolRequests) or not result.output.approvals:
                 log(f"start did not end with an approval request: {result.output!r}")
                 return 1
@@ -128,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"paused for approval of {[c.tool_call_id for c in result.output.approvals]}")
             return 0
         if not history.exists():
-            log(f"no saved message history in {workdir}")
+            log(f"no saved message history in {history.parent}")
             return 2
         messages = ModelMessagesTypeAdapter.validate_python(json.loads(history.read_text()))
         call_id = pending_approval(messages)
@@ -139,17 +103,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.phase == "approve":
             gate()  # plugpull: racing approvers are released together here
             with SetWorkflowID(approval_id):
-                result = durable.run_sync(
+                result = dbos_agent.run_sync(
                     message_history=messages,
                     deferred_tool_results=DeferredToolResults(approvals={call_id: True}),
                 )
             final = result.output
         else:
-            handle = DBOS.retrieve_workflow(approval_id)
-            log(f"recover: workflow {approval_id} is {handle.get_status().status} after launch")
-            final = handle.get_result().output
-    finally:
-        DBOS.destroy()
+            final = workflow_output(approval_id, log, "recover")
     log(f"done: {final}")
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean approval's
     print(final, flush=True)

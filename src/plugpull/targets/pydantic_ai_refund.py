@@ -5,7 +5,8 @@
 A Pydantic AI ``Agent`` with one function tool and a scripted offline model (``FunctionModel``:
 it asks for the refund until the conversation holds the tool's answer, with a new tool call id
 each time, as an LLM would), wrapped in ``pydantic_ai.durable_exec.dbos.DBOSAgent``; DBOS keeps its
-system database in SQLite in $PLUGPULL_WORKDIR.
+system database in SQLite in $PLUGPULL_WORKDIR. The model and the DBOS setup are
+plugpull.targets.pydantic_ai_support's, shared with the `pydantic-ai-approval` target.
 
 ``DBOSAgent``'s docstring says it makes the agent durable "by automatically offloading model
 requests, tool calls, and MCP server communication to DBOS steps"; the source runs function tools
@@ -22,18 +23,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import os
 import sys
-import uuid
-import warnings
-from pathlib import Path
 
-from dbos import DBOS, SetWorkflowID
+from dbos import SetWorkflowID
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
+from plugpull.client import announce, record_effect, record_result  # plugpull
+from plugpull.targets.pydantic_ai_support import REQUEST, durable, scripted_model, workflow_output
 
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-1"
@@ -44,16 +40,7 @@ def log(message: str) -> None:
     print(f"pydantic_ai_refund: {message}", file=sys.stderr, flush=True)
 
 
-def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    answered = any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
-    if answered:
-        return ModelResponse(parts=[TextPart("Refund for order A-1001 is done.")])
-    call = ToolCallPart("refund", {"order_id": "A-1001", "cents": 1999}, tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
-    log(f"model asks for {call.tool_call_id}")
-    return ModelResponse(parts=[call])
-
-
-agent = Agent(FunctionModel(scripted_model), name="refund_agent", instructions="Refund the order the customer names.")
+agent = Agent(scripted_model(log), name="refund_agent", instructions="Refund the order the customer names.")
 
 
 @agent.tool
@@ -73,31 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _key_variant = args.key
     announce(framework="pydantic-ai-slim", version=importlib.metadata.version("pydantic-ai-slim"))  # plugpull
-    workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
-    DBOS(
-        config={
-            "name": "plugpull-refunds",
-            "system_database_url": f"sqlite:///{workdir / 'dbos.sqlite'}",
-            "application_version": APP_VERSION,
-        }
-    )
-    with warnings.catch_warnings():
-        # Newer releases deprecate DBOSAgent in favour of the DBOSDurability capability; it still works.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from pydantic_ai.durable_exec.dbos import DBOSAgent
-
-        durable = DBOSAgent(agent)
-    try:
-        DBOS.launch()
+    with durable(agent, name="plugpull-refunds", application_version=APP_VERSION) as dbos_agent:
         if args.phase == "start":
             with SetWorkflowID(WORKFLOW_ID):
-                final = durable.run_sync("Please refund order A-1001.").output
+                final = dbos_agent.run_sync(REQUEST).output
         else:
-            handle = DBOS.retrieve_workflow(WORKFLOW_ID)
-            log(f"resume: workflow {WORKFLOW_ID} is {handle.get_status().status} after launch")
-            final = handle.get_result().output
-    finally:
-        DBOS.destroy()
+            final = workflow_output(WORKFLOW_ID, log, "resume")
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean run's
     print(final, flush=True)
     return 0

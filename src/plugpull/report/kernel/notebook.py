@@ -151,7 +151,7 @@ def select_upgrades(
     targets: list[Target] = []
     said: list[str] = []
     for name in names:
-        module = UPGRADES[name][0]
+        module = UPGRADES[name].module
         if importlib.util.find_spec(module) is None:
             said.append(f"{name}: skipped, {module} is not installed in this environment")
             continue

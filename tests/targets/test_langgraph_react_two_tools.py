@@ -1,4 +1,4 @@
-"""The prebuilt ReAct example under kill-mid-tool: real create_react_agent, SqliteSaver, parallel tools, SIGKILL."""
+"""The langgraph-siblings agent under kill-mid-tool: real create_react_agent, SqliteSaver, parallel tools, SIGKILL."""
 
 import pytest
 
@@ -11,7 +11,7 @@ from plugpull.targets import Target, python_module
 
 pytest.importorskip("langgraph.prebuilt")
 
-AGENT = Target(name="agent", argv=python_module("plugpull.examples.langgraph_react_two_tools"))
+AGENT = Target(name="agent", argv=python_module("plugpull.targets.langgraph_react_two_tools"))
 
 
 @pytest.fixture(scope="module")

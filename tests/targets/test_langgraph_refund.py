@@ -22,7 +22,7 @@ TABLE = {
 
 
 def refund_agent(variant: str, *options: str) -> Target:
-    return Target(name="agent", argv=python_module("plugpull.examples.langgraph_refund", variant, *options))
+    return Target(name="agent", argv=python_module("plugpull.targets.langgraph_refund", variant, *options))
 
 
 @pytest.mark.parametrize(

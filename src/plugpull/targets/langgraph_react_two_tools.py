@@ -1,10 +1,10 @@
-"""A LangGraph prebuilt ReAct agent whose model asks for two tools in one turn: an example for --agent.
+"""A LangGraph prebuilt ReAct agent whose model asks for two tools in one turn: the `langgraph-siblings` target.
 
-    python langgraph_react_two_tools.py [--durability sync|async] start|resume
+    python -m plugpull.targets.langgraph_react_two_tools [--durability sync|async] start|resume
 
-Run it through plugpull:
-    plugpull --agent "python src/plugpull/examples/langgraph_react_two_tools.py"
-    plugpull --agent "python src/plugpull/examples/langgraph_react_two_tools.py" --hold charge_card
+Written as a user would write it; run it through plugpull as your own agent (README, "Test your own agent"):
+    plugpull --agent "python src/plugpull/targets/langgraph_react_two_tools.py"
+    plugpull --agent "python src/plugpull/targets/langgraph_react_two_tools.py" --hold charge_card
 
 What a user writes: ``create_react_agent`` (langgraph.prebuilt) with a SqliteSaver in
 $PLUGPULL_WORKDIR and two tools, ``send_email`` (the mail API takes no key, so every call

@@ -1,9 +1,10 @@
-"""A LangGraph refund agent that plugpull can break: the built-in `langgraph` target and an example.
+"""A LangGraph refund agent that plugpull can break: the built-in `langgraph` target.
 
-    python langgraph_refund.py [no-key|tool-call-id|ledger] [--durability sync|async|exit] start
-    python langgraph_refund.py [no-key|tool-call-id|ledger] [--durability sync|async|exit] resume
+    python -m plugpull.targets.langgraph_refund [no-key|tool-call-id|ledger] [--durability sync|async|exit] start
+    python -m plugpull.targets.langgraph_refund [no-key|tool-call-id|ledger] [--durability sync|async|exit] resume
 
-Run it through plugpull:  plugpull --agent "python langgraph_refund.py tool-call-id"
+Written as a user would write it; run it through plugpull as your own agent (README, "Test your own agent"):
+    plugpull --agent "python src/plugpull/targets/langgraph_refund.py tool-call-id"
 
 A real StateGraph (model node + ToolNode) with a real SqliteSaver in $PLUGPULL_WORKDIR
 and a scripted, offline chat model. The lines marked ``# plugpull`` are all an agent

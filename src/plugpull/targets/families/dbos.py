@@ -1,0 +1,47 @@
+"""DBOS: a refund workflow with a step, recovered by DBOS.launch()."""
+
+from __future__ import annotations
+
+from plugpull import notes as n
+from plugpull.notes import Note
+from plugpull.targets.families import Family, Variant, refunded_again
+
+FAMILY = Family(name="dbos", framework="dbos", module="dbos", extra="dbos")
+
+# DBOS docs, "How workflows work": recovery resumes from the last completed step, so the step in
+# flight runs again; steps are at-least-once.
+DBOS_STEPS = "https://docs.dbos.dev/explanations/how-workflows-work"
+
+# DBOS docs, "Self-Hosting DBOS Apps", "Managing Application versions": a workflow is tagged with the
+# application version that started it and a process of another version does not recover it.
+DBOS_APP_VERSIONS = "https://docs.dbos.dev/self-hosting#managing-application-versions"
+DBOS_VERSION_QUOTE = (
+    "Each workflow is tagged with the version of the application that started it. To prevent code "
+    "compatibility issues, DBOS does not attempt to recover workflows tagged with a different application version."
+)
+# The dbos agent's resume prints this when the workflow is still PENDING after its wait
+# (src/plugpull/targets/dbos_refund.py): the evidence that recovery skipped it, not just any unfinished run.
+DBOS_NOT_RECOVERED = "not recovered (recorded under version"
+DBOS_VERSION_NOT_RECOVERED = Note(
+    text=f'the recovering process ran another application_version and the workflow stayed PENDING; DBOS docs: "{DBOS_VERSION_QUOTE}"',
+    url=DBOS_APP_VERSIONS,
+    condition=f"resume exited 0 without a result, its stderr saying {DBOS_NOT_RECOVERED!r}",
+    holds=lambda r: n.resume_exit(r) == 0 and DBOS_NOT_RECOVERED in r.stderr and not n.resume_reported_result(r),
+)
+
+REFUND = FAMILY.built_in(
+    "dbos",
+    "dbos_refund",
+    flags=("key", "app_version"),
+    variants=(
+        *(Variant(options={"key": key}) for key in ("none", "checkpointed")),
+        # The recovering process runs under another application_version than the crashed one (a deploy of
+        # new code between crash and restart). No `key` option: the key=... claims must not match it.
+        Variant(args=("--key", "none"), options={"app_version": "changed"}, notes=(DBOS_VERSION_NOT_RECOVERED,)),
+    ),
+    result_ignore=("request_id",),
+    notes=(refunded_again("the step in flight runs again on recovery (steps are at-least-once)", DBOS_STEPS),),
+)
+
+BUILT_INS = (REFUND,)
+UPGRADE = None

@@ -1,0 +1,46 @@
+"""Google ADK: a resumable refund app, and the same app with tool confirmation on two session stores."""
+
+from __future__ import annotations
+
+from plugpull.targets.families import Family, Variant, recover_ran_it_again, refunded_again
+
+FAMILY = Family(name="google-adk", framework="google-adk", module="google.adk", extra="google-adk")
+
+# google/adk-python, src/google/adk/apps/_configs.py, ResumabilityConfig's docstring: resuming an
+# invocation re-runs the tool call in flight (at-least-once).
+ADK_RESUMABILITY = "https://github.com/google/adk-python/blob/main/src/google/adk/apps/_configs.py"
+ADK_AT_LEAST_ONCE = (
+    "Tool call to resume needs to be idempotent because we only guarantee an at-least-once behavior once resumed."
+)
+ADK_REFUNDED_AGAIN = refunded_again(
+    f'resume ran the tool call again; ADK\'s ResumabilityConfig docstring: "{ADK_AT_LEAST_ONCE}"', ADK_RESUMABILITY
+)
+
+REFUND = FAMILY.built_in(
+    "google-adk",
+    "google_adk_refund",
+    flags=("key",),
+    variants=[Variant(options={"key": key}) for key in ("none", "function-call-id")],
+    notes=(ADK_REFUNDED_AGAIN,),
+)
+
+# ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app, once per session
+# store: SqliteSessionService, and DatabaseSessionService on sqlite+aiosqlite (the target's --db-url takes any
+# SQLAlchemy async URL, so another database is one more variant). Racing approvers that lose the store's
+# optimistic concurrency check (StaleSessionError) exit 3, the refusal (docs/DECISIONS.md, issue 20).
+APPROVAL = FAMILY.built_in(
+    "google-adk-approval",
+    "google_adk_approval",
+    flags=("session",),
+    variants=[Variant(options={"session": session}) for session in ("sqlite", "database")],
+    scenario="resume-after-approval",
+    notes=(
+        recover_ran_it_again(
+            f'recover ran the confirmed tool call again; ADK\'s ResumabilityConfig docstring: "{ADK_AT_LEAST_ONCE}"',
+            ADK_RESUMABILITY,
+        ),
+    ),
+)
+
+BUILT_INS = (REFUND, APPROVAL)
+UPGRADE = None

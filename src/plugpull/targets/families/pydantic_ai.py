@@ -1,0 +1,42 @@
+"""Pydantic AI: an agent made durable with DBOS (DBOSAgent), and the same agent with a deferred tool."""
+
+from __future__ import annotations
+
+from plugpull.targets.families import Family, Variant, recover_ran_it_again, refunded_again
+
+FAMILY = Family(
+    name="pydantic-ai", framework="pydantic-ai-slim", module="pydantic_ai", extra="pydantic-ai", also=("dbos",)
+)
+
+# Pydantic AI docs, "Durable Execution with DBOS": DBOSAgent "executes model requests, decorated tool
+# calls, and MCP communication as DBOS steps", and "Tools and event stream handlers are not
+# automatically wrapped by DBOS" (decorate with @DBOS.step for I/O). The source agrees: "DBOS runs
+# function tools inline" (pydantic_ai/durable_exec/dbos/_agent.py), so a plain function tool killed after
+# its effect runs again when the workflow is recovered.
+PYDANTIC_AI_DBOS = "https://ai.pydantic.dev/durable_execution/dbos/#agent-and-toolset-requirements"
+PYDANTIC_AI_INLINE = (
+    "the function tool runs inline in the DBOSAgent workflow, not as a DBOS step, and ran again on recovery; "
+    'Pydantic AI docs: "Tools and event stream handlers are not automatically wrapped by DBOS" '
+    "(only tools decorated with @DBOS.step are steps)"
+)
+
+REFUND = FAMILY.built_in(
+    "pydantic-ai",
+    "pydantic_ai_refund",
+    flags=("key",),
+    variants=[Variant(options={"durable": "DBOSAgent", "key": key}) for key in ("none", "tool-call-id")],
+    notes=(refunded_again(PYDANTIC_AI_INLINE, PYDANTIC_AI_DBOS),),
+)
+
+# Pydantic AI deferred tools (requires_approval=True) on the same DBOSAgent: the run ends with
+# DeferredToolRequests and a new run with the saved message history and DeferredToolResults approves it.
+APPROVAL = FAMILY.built_in(
+    "pydantic-ai-approval",
+    "pydantic_ai_approval",
+    variants=[Variant(options={"durable": "DBOSAgent"})],
+    scenario="resume-after-approval",
+    notes=(recover_ran_it_again(PYDANTIC_AI_INLINE, PYDANTIC_AI_DBOS),),
+)
+
+BUILT_INS = (REFUND, APPROVAL)
+UPGRADE = None

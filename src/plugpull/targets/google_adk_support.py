@@ -1,0 +1,73 @@
+"""What the Google ADK apps of the built-in targets share: a scripted model and a resumable refund app.
+
+An ``LlmAgent`` with one refund tool and a scripted offline model (a ``BaseLlm`` subclass that asks for the
+refund until the conversation holds the tool's answer), in an ``App`` with
+``ResumabilityConfig(is_resumable=True)``: ADK's way to resume an invocation that "failed midway" with
+``run_async(invocation_id=...)``. A user's app could keep a module like this one beside it: nothing in it is
+plugpull's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.apps import App, ResumabilityConfig
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.adk.sessions.base_session_service import BaseSessionService
+from google.genai import types
+
+APP_NAME = "refunds"
+USER_ID = "customer-1"
+SESSION_ID = "refund-A-1001"
+REQUEST = "Please refund order A-1001."
+
+
+class ScriptedLlm(BaseLlm):
+    """An offline model that decides from the conversation, like a real LLM would.
+
+    It asks for the refund tool until the request holds the tool's answer, then answers in
+    text. Like Gemini it gives no function call id; ADK assigns one.
+    """
+
+    model: str = "plugpull-scripted"
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False):
+        answered = any(
+            part.function_response is not None for content in llm_request.contents or [] for part in content.parts or []
+        )
+        if answered:
+            part = types.Part(text="Refund for order A-1001 is done.")
+        else:
+            part = types.Part(
+                function_call=types.FunctionCall(name="refund", args={"order_id": "A-1001", "cents": 1999})
+            )
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+
+def build_runner(refund: Any, sessions: BaseSessionService) -> Runner:
+    """The resumable refund app with ``refund`` as its tool (a function or an ADK tool), on ``sessions``."""
+    agent = LlmAgent(
+        name="refund_agent",
+        model=ScriptedLlm(),
+        instruction="Refund the order the customer names.",
+        tools=[refund],
+    )
+    app = App(name=APP_NAME, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
+    return Runner(app=app, session_service=sessions)
+
+
+async def drain(runner: Runner, **kwargs: Any) -> str | None:
+    """Run the session's invocation (``run_async(**kwargs)``) to its end: the last text the agent said."""
+    final = None
+    async for event in runner.run_async(user_id=USER_ID, session_id=SESSION_ID, **kwargs):
+        if event.content and event.content.parts and event.content.parts[0].text:
+            final = event.content.parts[0].text
+    return final
+
+
+def request() -> types.Content:
+    """The customer's message that starts a run."""
+    return types.Content(role="user", parts=[types.Part(text=REQUEST)])

@@ -1,0 +1,81 @@
+"""What the Pydantic AI apps of the built-in targets share: a scripted model, and an agent made durable with DBOS.
+
+``DBOSAgent`` (pydantic_ai.durable_exec.dbos) runs the agent as a DBOS workflow; DBOS keeps its system
+database in SQLite in $PLUGPULL_WORKDIR and recovers this executor's pending workflows of the same
+application version when it launches. A user's app could keep a module like this one beside it: nothing
+in it is plugpull's.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from dbos import DBOS
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from plugpull.client import WORKDIR_ENV
+
+REQUEST = "Please refund order A-1001."
+
+
+def scripted_model(log: Callable[[str], None]) -> FunctionModel:
+    """An offline model that asks for the refund until the conversation holds the tool's answer.
+
+    It makes a new tool call id each time, as an LLM would; a fresh process makes the same choice from
+    the same conversation.
+    """
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        answered = any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
+        if answered:
+            return ModelResponse(parts=[TextPart("Refund for order A-1001 is done.")])
+        call = ToolCallPart(
+            "refund", {"order_id": "A-1001", "cents": 1999}, tool_call_id=f"call_{uuid.uuid4().hex[:16]}"
+        )
+        log(f"model asks for {call.tool_call_id}")
+        return ModelResponse(parts=[call])
+
+    return FunctionModel(respond)
+
+
+def workdir() -> Path:
+    """The run's $PLUGPULL_WORKDIR, where DBOS keeps its system database (and the app its files)."""
+    return Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
+
+
+@contextmanager
+def durable(agent: Agent, *, name: str, application_version: str) -> Iterator[Any]:
+    """``agent`` as a ``DBOSAgent``, DBOS launched (recovering what it recovers) until the block ends."""
+    DBOS(
+        config={
+            "name": name,
+            "system_database_url": f"sqlite:///{workdir() / 'dbos.sqlite'}",
+            "application_version": application_version,
+        }
+    )
+    with warnings.catch_warnings():
+        # Newer releases deprecate DBOSAgent in favour of the DBOSDurability capability; it still works.
+        warnings.simplefilter("ignore")
+        from pydantic_ai.durable_exec.dbos import DBOSAgent
+
+        wrapped = DBOSAgent(agent)
+    try:
+        DBOS.launch()
+        yield wrapped
+    finally:
+        DBOS.destroy()
+
+
+def workflow_output(workflow_id: str, log: Callable[[str], None], phase: str) -> Any:
+    """The output of workflow ``workflow_id``, once DBOS finished it (a launch recovers it if it was pending)."""
+    handle = DBOS.retrieve_workflow(workflow_id)
+    log(f"{phase}: workflow {workflow_id} is {handle.get_status().status} after launch")
+    return handle.get_result().output

@@ -1,0 +1,98 @@
+"""What a scenario breaks: a Target (a command and how its result line names it) and a BuiltIn (``--target NAME``).
+
+Every target speaks the same protocol: ``COMMAND start`` begins a run, ``COMMAND resume``
+continues it from what the framework saved in ``$PLUGPULL_WORKDIR`` (docs/agent-protocol.md).
+A built-in target is one or more variants of an agent script shipped in this package,
+run with the same Python as the harness; the built-ins are declared per framework in
+plugpull.targets.families and collected by plugpull.targets.registry.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from plugpull.notes import Note
+
+
+@dataclass(frozen=True)
+class Target:
+    """One thing to break: a command plus how to name it in a result line."""
+
+    name: str  # the --target name, or "agent" for --agent
+    argv: tuple[str, ...]  # the command; the phase ("start"/"resume") is appended
+    framework: str | None = None  # distribution whose version the agent announces
+    options: dict[str, Any] = field(default_factory=dict)
+    scenario: str = "kill-mid-tool"
+    # Upstream issues, doc quotes, causes: each attached to a FAIL line only when its condition
+    # over the evidence holds (plugpull.notes).
+    notes: tuple[Note, ...] = ()
+    # Fields of the run's record_result value that differ run to run by design (ids, timestamps the
+    # model makes up), left out when the resumed run's result is compared with the golden one.
+    # Dotted paths into objects ("receipt.id"); an agent can add its own: announce(result_ignore="a,b.c").
+    result_ignore: tuple[str, ...] = ()
+    # The phase commands of a kill-and-recover run, for every-boundary: the phases before the killed
+    # one (run to completion), the killed one, the recovering one. kill-mid-tool's protocol is
+    # start/resume; an approval agent's run is start (pauses), approve (killed), recover.
+    phases: tuple[str, ...] = ("start", "resume")
+    # resume-after-upgrade: the command that resumes, in the other environment (release B); ``argv``
+    # starts the run on release A. Empty for every other scenario.
+    resume_argv: tuple[str, ...] = ()
+    # kill-mid-tool with sibling tool calls (issue 14): the effect the kill holds and the other tool
+    # call's state at the kill, unless --hold/--sibling say otherwise.
+    hold: tuple[str, int] | None = None
+    sibling: tuple[str, str] | None = None
+    # kill-mid-tool aimed at a background save (issue 20): (NAME, N, "withheld"|"landed") each, the
+    # target's own --save (provider.SAVE_STATES); --save replaces them.
+    saves: tuple[tuple[str, int, str], ...] = ()
+
+    def label(self, version: str | None = None) -> str:
+        if self.framework is None:
+            head = shlex.join(self.argv)
+            if self.resume_argv:
+                head += " -> " + shlex.join(self.resume_argv)
+        else:
+            head = f"{self.framework} {version or '?'}"
+        opts = " ".join(f"{k}={v}" for k, v in self.options.items())
+        return f"{head} {opts}".strip()
+
+
+@dataclass(frozen=True)
+class BuiltIn:
+    """A built-in target (``--target NAME``): the framework module that must be importable, and its variants."""
+
+    name: str
+    module: str  # import name that must be present (the framework)
+    extra: str  # pip extra that installs it
+    variants: tuple[Target, ...]
+    also: tuple[str, ...] = ()  # further import names the agent needs (e.g. DBOS under Pydantic AI)
+
+    def installed(self) -> bool:
+        for module in (self.module, *self.also):
+            try:
+                if importlib.util.find_spec(module) is None:
+                    return False
+            except ModuleNotFoundError:  # a dotted name whose parent package is missing (google.adk)
+                return False
+        return True
+
+
+def python_module(module: str, *args: str) -> tuple[str, ...]:
+    return (sys.executable, "-m", module, *args)
+
+
+def agent(command: str, scenario: str = "kill-mid-tool") -> Target:
+    """A user's agent from ``--agent COMMAND`` (split like a POSIX shell would), run under ``scenario``."""
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError('--agent needs a command, e.g. --agent "python my_agent.py"')
+    return Target(name="agent", argv=tuple(argv), scenario=scenario)
+
+
+def upgrade_agent(start_command: str, resume_command: str) -> Target:
+    """resume-after-upgrade for a user's agent: ``start_command`` starts (release A), ``resume_command`` resumes (B)."""
+    start, resume = agent(start_command), agent(resume_command)
+    return Target(name="agent", argv=start.argv, resume_argv=resume.argv, scenario="resume-after-upgrade")
