@@ -1,8 +1,9 @@
 """The import graph of src/plugpull, read with ast: one walk for every layering test.
 
 Lazy imports inside functions count (they run too); ``if TYPE_CHECKING:`` blocks do not. ``from a import b``
-is an import of ``a.b`` when that is a module, else of ``a``. tests/test_layering.py checks the whole package
-(no cycle, no arrow back up); tests/report/test_layers.py checks report's kernel/harness cut.
+is an import of ``a.b`` when that is a module, else of ``a``. tests/test_architecture.py checks the whole package
+against docs/architecture.md's layers (no cycle, no arrow back up), tests/test_layering.py the scenario shape,
+tests/report/test_layers.py report's kernel/harness cut.
 """
 
 from __future__ import annotations
@@ -67,14 +68,3 @@ def reachable(start: str) -> set[str]:
             seen.add(nxt)
             todo.append(nxt)
     return seen
-
-
-def cycles() -> list[list[str]]:
-    """The groups of modules that import each other, each group once (its members, sorted)."""
-    found = []
-    for name in MODULES:
-        if name in reachable(name):
-            group = sorted(m for m in reachable(name) if name in reachable(m))
-            if group not in found:
-                found.append(group)
-    return found

@@ -1,16 +1,11 @@
 """The layers of docs/architecture.md, checked on the source: every import of a plugpull module by another points
 down (or sideways within a layer), nothing imports itself back through others, and the few arrows the page rules
-out are absent. Imports are read with ast, at the top and inside functions (lazy) and under TYPE_CHECKING alike,
+out are absent. Imports are read with ast by tests/import_graph.py, at the top and inside functions (lazy),
 so a lazy import cannot hide an arrow back up."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-import plugpull
-
-SRC = Path(plugpull.__file__).resolve().parent
+from import_graph import GRAPH
 
 #: docs/architecture.md's layers, bottom to top: a module's layer is its longest matching prefix's.
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -38,39 +33,6 @@ FORBIDDEN = {
     "plugpull.report.kernel": ("plugpull.report.harness",),
     "plugpull.powercut": ("plugpull.checks", "plugpull.process", "plugpull.channel", "plugpull.forkserver"),
 }
-
-
-def modules(src: Path) -> dict[str, Path]:
-    found = {}
-    for path in sorted(src.rglob("*.py")):
-        parts = path.relative_to(src.parent).with_suffix("").parts
-        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return found
-
-
-def imports(path: Path, known: dict[str, Path]) -> set[str]:
-    """The plugpull modules ``path`` imports: ``from a import b`` is ``a.b`` when that is a module, else ``a``."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                raise AssertionError(f"{path}: relative import (plugpull imports by absolute name)")
-            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names}
-    resolved = set()
-    for name in found:
-        while name and name not in known:
-            name = name.rpartition(".")[0]
-        if name.startswith("plugpull"):
-            resolved.add(name)
-    return resolved
-
-
-def graph(src: Path) -> dict[str, set[str]]:
-    known = modules(src)
-    return {name: imports(path, known) - {name} for name, path in known.items()}
 
 
 def layer(module: str) -> int:
@@ -143,13 +105,12 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_every_import_points_down_the_layers_of_the_architecture_page():
-    g = graph(SRC)
-    assert sum(len(t) for t in g.values()) > 100  # the walk read the imports
-    assert arrows_up(g) == []
+    assert sum(len(t) for t in GRAPH.values()) > 100  # the walk read the imports
+    assert arrows_up(GRAPH) == []
 
 
 def test_no_plugpull_module_imports_itself_back_through_others():
-    assert cycles(graph(SRC)) == []
+    assert cycles(GRAPH) == []
 
 
 def test_an_arrow_back_up_a_forbidden_one_and_a_cycle_are_each_found():
