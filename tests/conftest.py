@@ -7,7 +7,35 @@ import pytest
 
 from plugpull.targets import Target
 
+# pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
+pytest_plugins = ["pytester"]
+
 AGENTS = Path(__file__).parent / "agents"
+TESTS = Path(__file__).parent
+
+# Markers by where a test lives or what it requests, so that a new test gets them without asking
+# (pyproject.toml's [tool.pytest.ini_options] says what each means; README, "Tests", how to select).
+# Modules under these folders start a real agent framework in real processes...
+FRAMEWORK_FOLDERS = ("examples", "targets", "findings")
+# ...except these, which read the built-in tables and notes only.
+FRAMEWORK_FREE = {"test_built_in_notes.py", "test_built_ins.py"}
+# Fixtures that start a Jupyter kernel (tests/report/conftest.py).
+KERNEL_FIXTURES = {"current_kernel", "whole_run"}
+# What implies slow: each such test takes seconds, not milliseconds.
+SLOW_MARKERS = {"framework", "notebook", "witness", "powercut"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        path = Path(item.path).relative_to(TESTS)
+        if path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE:
+            item.add_marker(pytest.mark.framework)
+        if path.parts[0] == "powercut":
+            item.add_marker(pytest.mark.powercut)
+        if KERNEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.notebook)
+        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
 
 
 def agent_target(script: str, *args: str) -> Target:
