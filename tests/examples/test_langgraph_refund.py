@@ -2,13 +2,24 @@
 
 import pytest
 
+from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios.kill_mid_tool import Settings, run_point
 from plugpull.targets import BUILT_INS, Target, python_module
 
 pytest.importorskip("langgraph")
 
-SETTINGS = Settings(timeout=60)
+# One pre-imported langgraph for the module's twenty kill-and-resume cycles (each forked child is still
+# its own process group, SIGKILLed for real): cold, each cycle imported langgraph twice, seconds apiece.
+FORKS = ForkServers()
+SETTINGS = Settings(timeout=60, forks=FORKS)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fork_server():
+    yield
+    FORKS.close()
+
 
 # Rows 1, 2 and 4 of the tool-body table. LangGraph re-runs the killed tool step from its
 # last checkpoint, so it behaves like the fake framework once the model's tool call is saved.
