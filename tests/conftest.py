@@ -1,5 +1,7 @@
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,6 +42,15 @@ def pytest_collection_modifyitems(items):
 
 def agent_target(script: str, *args: str) -> Target:
     return Target(name="agent", argv=(sys.executable, str(AGENTS / script), *args))
+
+
+@pytest.fixture
+def short_tmp():
+    """A new folder right under the temp dir, removed after the test: for a run whose Unix sockets live
+    below it. A socket's path holds 108 bytes, and tmp_path is long (longer under xdist: popen-gw0/)."""
+    folder = Path(tempfile.mkdtemp(prefix="pp-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

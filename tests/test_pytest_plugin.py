@@ -3,7 +3,6 @@ a pytest process of its own costs seconds of start-up on a loaded machine) with 
 its pytest11 entry point and plugpull run for real on a tiny fake framework."""
 
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,10 +16,9 @@ KEYED = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "stable-k
 
 
 @pytest.fixture
-def pytest_on(pytester, monkeypatch):
-    """Runs a user's test file with pytest; plugpull's workdirs and sockets go to a TMPDIR of its own,
-    short because a Unix socket's path is (108 bytes; pytester's folders are long, longer under xdist)."""
-    work = Path(tempfile.mkdtemp(prefix="plugin-"))
+def pytest_on(pytester, monkeypatch, short_tmp):
+    """Runs a user's test file with pytest; plugpull's workdirs and sockets go to a TMPDIR of its own."""
+    work = short_tmp
     monkeypatch.setenv("TMPDIR", str(work))
     monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() caches its answer: read TMPDIR again
     monkeypatch.setenv("COLUMNS", "400")
@@ -39,8 +37,7 @@ def pytest_on(pytester, monkeypatch):
         )
 
     run.work = work
-    yield run
-    shutil.rmtree(work)
+    return run
 
 
 def test_a_passing_agent_passes_and_a_failing_one_fails_with_its_result_line(pytest_on):
