@@ -19,18 +19,20 @@ TESTS = Path(__file__).parent
 # (pyproject.toml's [tool.pytest.ini_options] says what each means; README, "Tests", how to select).
 # Modules under these folders start a real agent framework in real processes...
 FRAMEWORK_FOLDERS = ("examples", "targets", "findings")
-# ...except these, which read the built-in tables and notes only.
+# ...except these, which read the built-in tables and notes only; and these modules elsewhere do too.
 FRAMEWORK_FREE = {"test_built_in_notes.py", "test_built_ins.py"}
+FRAMEWORK_MODULES = {"scenarios/test_lost_session_write.py", "test_forkserver.py"}
 # Fixtures that start a Jupyter kernel (tests/report/conftest.py).
 KERNEL_FIXTURES = {"current_kernel", "whole_run"}
-# What implies slow: each such test takes seconds, not milliseconds.
-SLOW_MARKERS = {"framework", "notebook", "witness", "powercut"}
+# What implies slow: each such test takes seconds, not milliseconds (network: uv builds venvs or resolves).
+SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
         path = Path(item.path).relative_to(TESTS)
-        if path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE:
+        in_folder = path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE
+        if in_folder or path.as_posix() in FRAMEWORK_MODULES:
             item.add_marker(pytest.mark.framework)
         if path.parts[0] == "powercut":
             item.add_marker(pytest.mark.powercut)
