@@ -1,5 +1,7 @@
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -8,11 +10,50 @@ import pytest
 
 from plugpull.targets import Target
 
+# pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
+pytest_plugins = ["pytester"]
+
 AGENTS = Path(__file__).parent / "agents"
+TESTS = Path(__file__).parent
+
+# Markers by where a test lives or what it requests, so that a new test gets them without asking
+# (pyproject.toml's [tool.pytest.ini_options] says what each means; README, "Tests", how to select).
+# Modules under these folders start a real agent framework in real processes...
+FRAMEWORK_FOLDERS = ("examples", "targets", "findings")
+# ...except these, which read the built-in tables and notes only; and these modules elsewhere do too.
+FRAMEWORK_FREE = {"test_built_in_notes.py", "test_built_ins.py"}
+FRAMEWORK_MODULES = {"scenarios/test_lost_session_write.py", "test_forkserver.py"}
+# Fixtures that start a Jupyter kernel (tests/report/conftest.py).
+KERNEL_FIXTURES = {"current_kernel", "whole_run"}
+# What implies slow: each such test takes seconds, not milliseconds (network: uv builds venvs or resolves).
+SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        path = Path(item.path).relative_to(TESTS)
+        in_folder = path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE
+        if in_folder or path.as_posix() in FRAMEWORK_MODULES:
+            item.add_marker(pytest.mark.framework)
+        if path.parts[0] == "powercut":
+            item.add_marker(pytest.mark.powercut)
+        if KERNEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.notebook)
+        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
 
 
 def agent_target(script: str, *args: str) -> Target:
     return Target(name="agent", argv=(sys.executable, str(AGENTS / script), *args))
+
+
+@pytest.fixture
+def short_tmp():
+    """A new folder right under the temp dir, removed after the test: for a run whose Unix sockets live
+    below it. A socket's path holds 108 bytes, and tmp_path is long (longer under xdist: popen-gw0/)."""
+    folder = Path(tempfile.mkdtemp(prefix="pp-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -79,7 +79,7 @@ LINES = {"boundary-map": ["after effect refund 1"]}
 
 
 @pytest.mark.parametrize("finding", RUNNABLE, ids=lambda f: f.id)
-def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding, current_kernel, tmp_path):
+def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding, current_kernel, tmp_path, short_tmp):
     from plugpull.targets import BUILT_INS
 
     tiny = {**finding.parameters, **TINY[finding.id]}
@@ -89,7 +89,7 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
         pytest.skip(f"none of {list(targets)} is installed here (uv sync --group more-frameworks)")
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, **TINY[finding.id], "repeats": 1, "pin": "smoke", "results_path": str(results)}
-    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["pin"] == "smoke" and doc["error"] is None
@@ -103,10 +103,10 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
 
 
 @pytest.mark.parametrize("finding", MISSING, ids=lambda f: f.id)
-def test_without_its_framework_the_notebook_says_so_and_records_no_result(finding, current_kernel, tmp_path):
+def test_without_its_framework_the_notebook_says_so_and_records_no_result(finding, current_kernel, tmp_path, short_tmp):
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, "repeats": 1, "pin": "smoke", "results_path": str(results)}
-    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["error"] is None and doc["results"] == []
@@ -176,7 +176,9 @@ def test_a_several_framework_notebook_runs_the_installed_targets_and_says_which_
         notebook.select_installed(["langgraph-approval"], {})
 
 
-def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_interval(current_kernel, tmp_path):
+def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_interval(
+    current_kernel, tmp_path, short_tmp
+):
     finding = FINDINGS["agent-framework-8292"]
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     timing = [{"point": "after-effect", "options": {"variant": "swap"}, "repeats": 2}]
@@ -189,7 +191,7 @@ def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_int
         "pin": "smoke",
         "results_path": str(results),
     }
-    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert [r["options"]["variant"] for r in doc["results"]] == ["swap", "swap", "control"]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
@@ -9,8 +10,18 @@ from plugpull.targets import BUILT_INS, Target, python_module
 
 pytest.importorskip("langgraph")
 
+# One pre-imported langgraph for the module's twenty kill-and-resume cycles (each forked child is still
+# its own process group, SIGKILLed for real): cold, each cycle imported langgraph twice, seconds apiece.
+# The runtime also shares the module's clean runs.
 SETTINGS = Settings(timeout=60)
-RUNTIME = Runtime()  # the module's tests share their clean runs
+RUNTIME = Runtime(forks=ForkServers())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fork_server():
+    yield
+    RUNTIME.close()
+
 
 # Rows 1, 2 and 4 of the tool-body table. LangGraph re-runs the killed tool step from its
 # last checkpoint, so it behaves like the fake framework once the model's tool call is saved.
