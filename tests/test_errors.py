@@ -8,21 +8,6 @@ from plugpull import errors
 
 SRC = Path(plugpull.__file__).parent
 
-#: Error classes report/ still defines itself: the report helper's modules import them from plugpull.errors
-#: once both branches of issue 21 are merged; then this set is empty.
-NOT_YET_MOVED = {
-    "ClaimError",
-    "RangeError",
-    "FindingError",
-    "BundleError",
-    "SweepError",
-    "MergeError",
-    "IndexProblem",
-    "LockError",
-    "ParseError",
-}
-
-
 def defined_errors() -> dict[str, list[str]]:
     """Class name -> the modules that define it, for every class whose base is an exception."""
     found: dict[str, list[str]] = {}
@@ -40,7 +25,7 @@ def test_every_error_class_is_defined_in_errors_or_in_the_agent_side_client():
     elsewhere = {
         name: modules
         for name, modules in defined_errors().items()
-        if set(modules) - {"errors.py", "client.py"} and name not in NOT_YET_MOVED
+        if set(modules) - {"errors.py", "client.py"}
     }
     assert elsewhere == {}
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from plugpull.client import ChannelClosed, NotInRun, PlugpullError
 
 __all__ = [
+    "BrowserError",
     "BundleError",
     "ChannelClosed",
     "ClaimError",
@@ -111,3 +112,7 @@ class IndexProblem(ValueError):
 
 class LockError(RuntimeError):
     """The witness's requirements could not be compiled against the pin set's lock: one line, exit 1."""
+
+
+class BrowserError(RuntimeError):
+    """Chromium is missing, did not start, or printed no measurement: one line saying which."""

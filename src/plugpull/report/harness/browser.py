@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plugpull.errors import BrowserError
+
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = (
     "--headless",
@@ -81,10 +83,6 @@ addEventListener("load", () => {
 });
 </script>
 """.replace("MEASURED_ID", MEASURED_ID)
-
-
-class BrowserError(RuntimeError):
-    """Chromium is missing, did not start, or printed no measurement: one line saying which."""
 
 
 def find() -> str | None:

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plugpull.errors import BundleError, LockError
 from plugpull.report.harness import history, issue_body, markdown, package_index, sweep
-from plugpull.report.harness.finding import FINDINGS_DIR, Finding, FindingError, PinSet
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding, PinSet
 from plugpull.report.kernel import claims, record, versions
 from plugpull.results import redact
 
@@ -46,14 +47,6 @@ REQUIREMENTS, FIXED, START = "requirements.txt", "requirements-fixed.txt", "requ
 #: 1980-01-01 00:00:00, the earliest time a zip entry can hold: no clock in the bytes.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 EXIT_CODES = {0: "PASS", 1: "FAIL", 2: "ERROR"}
-
-
-class BundleError(FindingError):
-    """Bad input for a bundle (no bug claim, no record, no witness, a bad --out): one line, exit 2."""
-
-
-class LockError(RuntimeError):
-    """The witness's requirements could not be compiled against the pin set's lock: one line, exit 1."""
 
 
 # --- what the claims say (finding.toml, report/kernel/claims.py) --------------------------------------------

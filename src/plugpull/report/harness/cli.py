@@ -49,19 +49,12 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.arguments import ArgParser, UsageError
+from plugpull.errors import ParseError
 from plugpull.report.harness import environment, executors, history, merge, pages, pipeline
 from plugpull.report.harness.finding import Finding, FindingError, PinSet, find_root, load_all
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "plugpull report"
-
-
-class ParseError(UsageError):
-    """An argument error, named after the (sub)command whose parser found it: ``plugpull report check: ...``."""
-
-    def __init__(self, message: str, prog: str) -> None:
-        super().__init__(message)
-        self.prog = prog
 
 
 class Parser(ArgParser):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plugpull.errors import FindingError
 from plugpull.report.kernel.claims import Claim, ClaimError
 from plugpull.report.kernel.claims import parse as parse_claims
 
@@ -22,10 +23,6 @@ except ModuleNotFoundError:  # Python 3.10: tomllib is 3.11+; tomli is the same 
 FINDINGS_DIR = "findings"
 # A locked requirement: "name==version" (optionally "; marker"), then its hashes.
 _PINNED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?==[^\s;\\]+")
-
-
-class FindingError(ValueError):
-    """A finding or pin set that cannot be used: bad input, reported as one line."""
 
 
 @dataclass(frozen=True)

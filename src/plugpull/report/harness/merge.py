@@ -17,15 +17,12 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plugpull.errors import MergeError
 from plugpull.report.harness.finding import FINDINGS_DIR, Finding
 from plugpull.report.kernel import record
 
 #: What one run leaves, in the order it is copied (the JSON last: a record is there once its JSON is).
 SUFFIXES = (".ipynb", ".html", ".json")
-
-
-class MergeError(ValueError):
-    """Incoming records that cannot be merged: bad input, one line."""
 
 
 @dataclass

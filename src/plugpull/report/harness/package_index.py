@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from plugpull.errors import IndexProblem
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -51,10 +53,6 @@ except ModuleNotFoundError:  # Python 3.10
 PYPI = "https://pypi.org/simple/"
 JSON_API = "application/vnd.pypi.simple.v1+json"
 TIMEOUT = 60.0
-
-
-class IndexProblem(ValueError):
-    """The index cannot answer what is asked (unreachable, no such project, not the JSON API): one line."""
 
 
 def normalize(name: str) -> str:

@@ -34,18 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plugpull.errors import SweepError
 from plugpull.report.harness import flips, history, package_index
-from plugpull.report.harness.finding import GENERATED_MARK, Finding, FindingError, PinSet
+from plugpull.report.harness.finding import GENERATED_MARK, Finding, PinSet
 from plugpull.report.kernel import versions as version_rule
 
 GENERATED = GENERATED_MARK
 SWEEP_FILE = "sweep.json"
 # Siblings published with a release (langgraph and langgraph-prebuilt, ...) land within hours of it.
 RELEASE_SLACK = dt.timedelta(days=1)
-
-
-class SweepError(FindingError):
-    """Bad input for a sweep (a range that parses to nothing, an index that cannot be asked): one line."""
 
 
 # --- the index ---------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from plugpull.errors import ClaimError
 from plugpull.report.kernel import versions as version_rule
 
 REPRODUCES, DOES_NOT_REPRODUCE, COULD_NOT_RUN = "reproduces", "does not reproduce", "could not run"
@@ -48,10 +49,6 @@ AGREES, DISAGREES = "agrees", "disagrees"
 #: The mark of each judgement in every table (docs/results.md, finding pages, summary.html, the issue body).
 MARKS = {REPRODUCES: "✓", DOES_NOT_REPRODUCE: "✗", INCONCLUSIVE: "~", COULD_NOT_RUN: "?"}
 NO_CLAIM_MARK = "–"
-
-
-class ClaimError(ValueError):
-    """A claim in finding.toml that cannot be used: bad input, reported as one line."""
 
 
 # --- rates --------------------------------------------------------------------------------

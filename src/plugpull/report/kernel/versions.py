@@ -25,9 +25,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-
-class RangeError(ValueError):
-    """A version range that is not a PEP 440 specifier set: bad input, one line."""
+from plugpull.errors import RangeError
 
 
 def specifier(spec: str) -> SpecifierSet:
