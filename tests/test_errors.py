@@ -8,6 +8,7 @@ from plugpull import errors
 
 SRC = Path(plugpull.__file__).parent
 
+
 def defined_errors() -> dict[str, list[str]]:
     """Class name -> the modules that define it, for every class whose base is an exception."""
     found: dict[str, list[str]] = {}
@@ -23,9 +24,7 @@ def defined_errors() -> dict[str, list[str]]:
 
 def test_every_error_class_is_defined_in_errors_or_in_the_agent_side_client():
     elsewhere = {
-        name: modules
-        for name, modules in defined_errors().items()
-        if set(modules) - {"errors.py", "client.py"}
+        name: modules for name, modules in defined_errors().items() if set(modules) - {"errors.py", "client.py"}
     }
     assert elsewhere == {}
 
