@@ -151,12 +151,17 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path, pro
     marker = str(tmp_path)  # unique to this test's target processes
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     command = agent(str(AGENTS / "misbehaving.py"), "hangs-on-resume", marker)
+    # Started as a terminal's foreground program is: with SIGINT at its default even when this
+    # pytest inherited it ignored (a background job); the CLI rightly keeps an ignored SIGINT.
+    from plugpull.process import sigint_reset
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "plugpull.cli", "--agent", command, "--point", "after-effect"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_reset(),
     )
     deadline = time.monotonic() + 60
 
@@ -171,7 +176,12 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path, pro
         assert time.monotonic() < deadline, "resume never started"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:  # a CLI that ignored the SIGINT must not stay behind as this process's zombie
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 130
     assert err.strip().endswith("plugpull: interrupted; targets killed, temporary files removed")
     assert "Traceback" not in err

@@ -46,7 +46,7 @@ from pathlib import Path
 from plugpull import reaper
 from plugpull.client import recv_line
 from plugpull.evidence import Outcome
-from plugpull.process import Running, Tail, _live_groups, _live_lock, _stopping, kill_group, spawn
+from plugpull.process import Running, Tail, _live_groups, _live_lock, _stopping, kill_group, sigint_reset, spawn
 
 
 def serve(path: str, preload: list[str]) -> None:
@@ -133,6 +133,7 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
         # the child: a lingering child must not hold another child's exit report open.
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])  # as process.sigint_reset
         os.environ.clear()
         os.environ.update(request["env"])
         if request.get("cwd"):
@@ -236,6 +237,7 @@ class ForkServer:
                 stderr=subprocess.DEVNULL,
                 env=env,
                 start_new_session=True,  # a Ctrl-C at the terminal is the harness's to handle
+                preexec_fn=sigint_reset(),  # but a SIGINT sent to a target must reach it
             )
             reaper.own(self._proc.pid)
         line = self._proc.stdout.readline()

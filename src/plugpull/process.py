@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -206,6 +206,41 @@ def reaping() -> Iterator[list[Running | Outcome]]:
                 running.kill()
 
 
+def _sigint_bit_set(field: str) -> bool:
+    """Whether this thread's /proc status ``field`` (SigIgn: the process's, SigBlk: this thread's) has SIGINT."""
+    with open("/proc/thread-self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return bool(int(line.split(":", 1)[1], 16) & (1 << (signal.SIGINT - 1)))
+    return False
+
+
+def _sigint_as_at_a_terminal() -> None:
+    # Runs in the forked child before exec (Popen's preexec_fn): an ignored disposition and the
+    # signal mask survive exec (signal(7), execve(2)); a caught one is reset by exec anyway.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
+def sigint_reset() -> Callable[[], None] | None:
+    """A preexec_fn giving a target SIGINT as a terminal's foreground program has it, or None when it would anyway.
+
+    plugpull started from a script's background job (``cmd &`` without job control: POSIX sh
+    ignores SIGINT for it), from ``nohup``-style wrappers or a CI runner may have SIGINT ignored
+    or blocked, and every target would inherit that: interrupt-mid-tool's SIGINT would then
+    not reach the framework at all, and the scenario would judge the launcher, not the
+    framework (docs/DECISIONS.md, "Issue 21: one shape"). Only then is a preexec_fn used: the
+    subprocess docs call it unsafe with threads, so the usual spawn stays without one.
+    """
+    try:
+        off = _sigint_bit_set("SigIgn") or _sigint_bit_set("SigBlk")
+    except OSError:  # no /proc: ask Python (it sees what Python set)
+        off = signal.getsignal(signal.SIGINT) is signal.SIG_IGN or signal.SIGINT in signal.pthread_sigmask(
+            signal.SIG_BLOCK, []
+        )
+    return _sigint_as_at_a_terminal if off else None
+
+
 def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
     """Start ``argv`` in a new session and process group, stdin from /dev/null.
 
@@ -234,6 +269,7 @@ def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running |
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                preexec_fn=sigint_reset(),
             )
             reaper.own(popen.pid)
         with _live_lock:

@@ -111,6 +111,30 @@ def test_the_suite_runs_it_against_real_processes_interrupted_inside_the_held_ca
     assert "KeyboardInterrupt" in no_key[1].evidence["start"]["stderr"]
 
 
+@pytest.fixture(params=["ignored", "blocked"])
+def sigint_off_in_the_harness(request):
+    """The harness as a script's background job (``cmd &`` without job control) or a CI runner may start it."""
+    if request.param == "ignored":
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        yield
+        signal.signal(signal.SIGINT, previous)
+    else:
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+        yield
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
+def test_a_harness_with_sigint_ignored_or_blocked_still_interrupts_the_target(registered, sigint_off_in_the_harness):
+    # Both survive exec, so without process.sigint_reset the target would never see the SIGINT and
+    # interrupted-before-effect would be an ERROR about the launcher, not the framework.
+    results = suite.run_scenario(fake_framework("no-key"), settings=Settings(timeout=30), runtime=Runtime())
+    assert [(r.point, r.verdict) for r in results] == [
+        ("interrupted-before-effect", Verdict.PASS),
+        ("interrupted-after-effect", Verdict.FAIL),
+    ]
+    assert all(r.evidence["start"]["returncode"] == -signal.SIGINT for r in results)
+
+
 def test_the_command_line_knows_it_without_a_change(registered, capsys, tmp_path):
     command = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "no-key"])
     junit = tmp_path / "report.xml"
