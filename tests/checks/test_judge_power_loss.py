@@ -110,3 +110,16 @@ def test_a_boundary_line_proves_its_kill_as_every_boundary_does():
 def test_many_losses_show_the_first_three_and_count_the_rest():
     said = describe_losses(cut("a", "b", "c", "d", "e", variant="torn"))
     assert said == "the power cut (torn) lost: a; b; c (and 2 more)"
+
+
+def test_a_wal_index_goes_after_the_losses_that_say_something_of_the_data():
+    said = describe_losses(
+        {
+            "variant": "unsynced",
+            "losses": [
+                {"path": "db-shm", "kind": "data", "text": "db-shm lost all its 32768 bytes"},
+                {"path": "db-wal", "kind": "data", "text": "db-wal lost its last 3776 bytes"},
+            ],
+        }
+    )
+    assert said == "the power cut (unsynced) lost: db-wal lost its last 3776 bytes; db-shm lost all its 32768 bytes"

@@ -7,6 +7,7 @@ mount skip, saying why, only where FUSE cannot mount; one forces FuseUnavailable
 """
 
 import json
+import os
 import shlex
 import signal
 import sys
@@ -46,6 +47,20 @@ def fuse():
         pytest.skip(f"FUSE cannot mount here: {reason}")
 
 
+def zombie_fusermounts() -> set[int]:
+    """This process's dead fusermount3 children not yet reaped (each mount's watchdog ends up here)."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat.rsplit(")", 1)[-1].split()
+        if comm == "fusermount3" and rest[0] == "Z" and int(rest[1]) == os.getpid():
+            found.add(int(entry))
+    return found
+
+
 def mounted_here() -> list[str]:
     return [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if "plugpull-power-" in line]
 
@@ -57,6 +72,7 @@ def test_a_journal_written_without_fsync_survives_a_sigkill_after_the_effect():
 
 
 def test_the_same_journal_loses_its_key_to_a_power_cut_after_the_effect_and_the_charge_is_made_twice(fuse, tmp_path):
+    zombies = zombie_fusermounts()  # left by other tests' mounts, if any
     result = power_loss.run_point(journal("plain"), "after-effect", Settings(timeout=30, workdir_root=str(tmp_path)))
     assert result.verdict is Verdict.FAIL, result.message
     assert result.message == f"effect duplicated: the provider saw 2 charge (expected 1); {JOURNAL_GONE}"
@@ -68,6 +84,7 @@ def test_the_same_journal_loses_its_key_to_a_power_cut_after_the_effect_and_the_
     # Two keys: resume found no journal and drew a new one.
     assert len({c["key"] for c in result.evidence["calls"]}) == 2
     assert list(tmp_path.iterdir()) == [] and mounted_here() == []
+    assert zombie_fusermounts() <= zombies
 
 
 def test_a_journal_written_durably_survives_both(fuse):

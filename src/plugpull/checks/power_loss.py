@@ -40,7 +40,11 @@ def prove_power_cut(ev: PowerLossEvidence) -> Judgement | None:
 def describe_losses(cut: dict) -> str:
     """What the cut lost, in the model's sentences: "the power cut (unsynced) lost: X; Y (and 2 more)"."""
     variant = cut.get("variant", "?")
-    texts = [loss["text"] for loss in cut.get("losses", [])]
+    # A WAL database's -shm file is its wal-index, rebuilt from the WAL when the database is next opened
+    # (https://www.sqlite.org/walformat.html#shm): it is always "lost" and says nothing of the data, so
+    # it goes last.
+    losses = sorted(cut.get("losses", []), key=lambda loss: loss.get("path", "").endswith("-shm"))
+    texts = [loss["text"] for loss in losses]
     if not texts:
         return f"the power cut ({variant}) lost nothing: every write and every name was durable"
     shown = "; ".join(texts[:SHOWN_LOSSES])

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from plugpull import boundaries, checks
+from plugpull import boundaries, checks, reaper
 from plugpull.channel import Channel
 from plugpull.errors import FuseUnavailable, PowerCutError, UsageError
 from plugpull.evidence import Outcome, PowerLossEvidence
@@ -78,12 +78,16 @@ class PoweredWorkdir:
     def cut(self, variant: str) -> dict:
         """Cut the power (the caller proved the kill): the model's report, as JSON; mounted again after."""
         report = self.mount.cut(variant)
+        reaper.reap_orphans()
         self.start()
         return report.to_json()
 
     def stop(self) -> None:
         if self.mount is not None:
             self.mount.stop()
+            # The daemon's fusermount3 watchdog outlives it and is reparented to this subreaper: reaped
+            # here, so a long run leaves no zombie per mount (docs/DECISIONS.md, power cuts).
+            reaper.reap_orphans()
 
 
 @contextmanager
