@@ -181,3 +181,21 @@ def test_the_command_lines_power_cut_choices_are_the_models_variants():
 
     assert set(POWER_CUTS) == {v.value for v in Variant}
     assert POWER_CUTS[0] == Settings().power_cut == "unsynced"
+
+
+def test_an_approval_agent_is_killed_in_approve_and_recover_finds_what_the_cut_left_of_start(fuse):
+    adopted = REGISTRY.adopt(
+        power_loss.NAME,
+        Target(
+            name="approval",
+            argv=(sys.executable, str(AGENTS / "approval_framework.py"), "correct"),
+            scenario="resume-after-approval",
+        ),
+    )
+    assert adopted.phases == ("start", "approve", "recover")
+    result = power_loss.run_point(adopted, "after-effect", FAST, RUNTIME)
+    # start finished and wrote its run without fsync: the cut takes it, and recover has nothing to recover.
+    assert result.verdict is Verdict.FAIL, result.message
+    assert result.evidence["start"]["argv"][-1] == "approve" and result.evidence["resume"]["argv"][-1] == "recover"
+    assert "resume said: refused: no approved run to recover" in result.message
+    assert "run.json is absent after the cut" in result.message
