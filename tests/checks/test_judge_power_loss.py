@@ -123,3 +123,16 @@ def test_a_wal_index_goes_after_the_losses_that_say_something_of_the_data():
         }
     )
     assert said == "the power cut (unsynced) lost: db-wal lost its last 3776 bytes; db-shm lost all its 32768 bytes"
+
+
+def test_a_rollback_journal_back_after_the_cut_says_sqlite_will_undo_the_last_commit():
+    said = describe_losses(
+        {
+            "variant": "unsynced",
+            "losses": [{"path": "sessions.sqlite-journal", "kind": "back", "text": "sessions.sqlite-journal is back"}],
+        }
+    )
+    assert said == (
+        "the power cut (unsynced) lost: sessions.sqlite-journal is back: SQLite rolls this hot journal back, "
+        "undoing the last transaction committed before the cut"
+    )

@@ -44,12 +44,25 @@ def describe_losses(cut: dict) -> str:
     # (https://www.sqlite.org/walformat.html#shm): it is always "lost" and says nothing of the data, so
     # it goes last.
     losses = sorted(cut.get("losses", []), key=lambda loss: loss.get("path", "").endswith("-shm"))
-    texts = [loss["text"] for loss in losses]
+    texts = [loss["text"] + said_of(loss) for loss in losses]
     if not texts:
         return f"the power cut ({variant}) lost nothing: every write and every name was durable"
     shown = "; ".join(texts[:SHOWN_LOSSES])
     more = f" (and {len(texts) - SHOWN_LOSSES} more)" if len(texts) > SHOWN_LOSSES else ""
     return f"the power cut ({variant}) lost: {shown}{more}"
+
+
+def said_of(loss: dict) -> str:
+    """What a loss means to the store that made it, where that is certain from the file alone.
+
+    A rollback journal back after the cut is a hot journal: SQLite rolls it back when the database is
+    next opened, undoing the transaction whose commit was that journal's unlink
+    (https://www.sqlite.org/atomiccommit.html#_hot_rollback_journals; only ``synchronous=EXTRA`` fsyncs
+    the directory after the unlink, https://www.sqlite.org/pragma.html#pragma_synchronous).
+    """
+    if loss.get("kind") == "back" and loss.get("path", "").endswith("-journal"):
+        return ": SQLite rolls this hot journal back, undoing the last transaction committed before the cut"
+    return ""
 
 
 def judge_power_loss(ev: PowerLossEvidence) -> Judgement:
