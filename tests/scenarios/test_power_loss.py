@@ -199,3 +199,12 @@ def test_an_approval_agent_is_killed_in_approve_and_recover_finds_what_the_cut_l
     assert result.evidence["start"]["argv"][-1] == "approve" and result.evidence["resume"]["argv"][-1] == "recover"
     assert "resume said: refused: no approved run to recover" in result.message
     assert "run.json is absent after the cut" in result.message
+
+
+def test_keep_workdir_keeps_the_disk_the_cut_left_and_resume_wrote_to_with_nothing_mounted(fuse, tmp_path):
+    settings = Settings(timeout=30, workdir_root=str(tmp_path), keep_workdir=True)
+    result = power_loss.run_point(journal("durable"), "after-effect", settings, RUNTIME)
+    kept = Path(result.evidence["workdir"])
+    assert kept.parent.parent == tmp_path and kept.name == "disk"
+    assert json.loads((kept / "journal.json").read_text())["done"] is True
+    assert mounted_here() == []
