@@ -2,6 +2,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -51,3 +52,36 @@ def processes_carrying():
         return found
 
     return carrying
+
+
+class Exited(NamedTuple):
+    """What ``plugpull ARGS`` gave back: its exit code and what it printed."""
+
+    returncode: int | str | None
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def plugpull_main(capsys, monkeypatch, tmp_path):
+    """``plugpull ARGS`` run in this process through ``plugpull.cli.main(argv)``: an :class:`Exited`.
+
+    For bad input, which never starts a target: no subprocess per case (tests/test_cli.py keeps one that
+    goes through the console script). Temporary files go under ``tmp_path`` (as TMPDIR would send a
+    subprocess's), so a test can check that nothing was left there.
+    """
+    import tempfile
+
+    from plugpull import cli
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def run(*argv: str) -> Exited:
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as exc:  # argparse's --help exits; bad input returns 2
+            code = exc.code
+        out, err = capsys.readouterr()
+        return Exited(code, out, err)
+
+    return run

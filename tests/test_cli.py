@@ -1,4 +1,9 @@
-"""The command line as a user meets it: real subprocesses, exit codes, one-line errors."""
+"""The command line as a user meets it: exit codes, one-line errors, real runs.
+
+Bad input never starts a target, so it is tested in this process through ``cli.main(argv)``
+(the ``plugpull_main`` fixture); one test runs the installed console script to hold the same contract
+end to end. Runs of agents, Ctrl-C and progress go through real subprocesses.
+"""
 
 import json
 import os
@@ -23,8 +28,8 @@ def agent(*words: str) -> str:
     return shlex.join([sys.executable, *words])
 
 
-def test_an_unknown_target_is_one_line_exit_2_listing_the_known_ones(tmp_path):
-    run = plugpull("--target", "no-such-framework", tmp=tmp_path)
+def test_an_unknown_target_is_one_line_exit_2_listing_the_known_ones(plugpull_main):
+    run = plugpull_main("--target", "no-such-framework")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "plugpull: unknown target 'no-such-framework'; known targets: "
@@ -32,20 +37,65 @@ def test_an_unknown_target_is_one_line_exit_2_listing_the_known_ones(tmp_path):
     ]
 
 
-def test_an_empty_agent_command_is_one_line_exit_2(tmp_path):
-    run = plugpull("--agent", "  ", tmp=tmp_path)
+def test_the_console_script_exits_2_with_one_line_and_no_traceback_on_bad_input(tmp_path):
+    # The one subprocess for bad input: the `plugpull` entry point of pyproject's [project.scripts] turns
+    # main()'s return value into the process's exit code.
+    script = Path(sys.executable).with_name("plugpull")
+    run = subprocess.run(
+        [str(script), "--target", "no-such-framework"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        timeout=120,
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [run.stderr.strip()]
+    assert run.stderr.startswith("plugpull: unknown target 'no-such-framework'; known targets: ")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--repeat", "0"], "plugpull: --repeat must be a whole number >= 1"),
+        (["--jobs", "0"], "plugpull: --jobs must be a whole number >= 1"),
+        (["-j", "-3"], "plugpull: --jobs must be a whole number >= 1"),
+        (["--timeout", "0"], "plugpull: --timeout must be a positive number of seconds"),
+        (["--timeout", "nan"], "plugpull: --timeout must be a positive number of seconds"),
+        (["--timeout", "inf"], "plugpull: --timeout must be a positive number of seconds"),
+        (["--repeat", "two"], "plugpull: argument --repeat: invalid int value: 'two'"),
+    ],
+)
+def test_a_number_out_of_range_is_one_line_exit_2_before_anything_runs(tmp_path, plugpull_main, args, line):
+    run = plugpull_main("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), *args)
+    assert (run.returncode, run.stdout, run.stderr.splitlines()) == (2, "", [line])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_exits_0_and_names_the_exit_codes_and_every_scenario(plugpull_main):
+    from plugpull.scenarios.registry import REGISTRY
+
+    run = plugpull_main("--help")
+    assert run.returncode == 0 and run.stderr == ""
+    text = " ".join(run.stdout.split())
+    assert "exit codes: 0 no ERROR (FAILs too, unless --strict); 1 --strict and a FAIL; 2 an ERROR or bad input" in text
+    assert all(scenario.name in text for scenario in REGISTRY)
+
+
+def test_an_empty_agent_command_is_one_line_exit_2(plugpull_main):
+    run = plugpull_main("--agent", "  ")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "needs a command" in run.stderr
 
 
-def test_a_malformed_agent_command_is_one_line_exit_2(tmp_path):
-    run = plugpull("--agent", "python 'unclosed", tmp=tmp_path)
+def test_a_malformed_agent_command_is_one_line_exit_2(plugpull_main):
+    run = plugpull_main("--agent", "python 'unclosed")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "Traceback" not in run.stderr
 
 
-def test_an_unknown_option_value_is_one_line_exit_2(tmp_path):
-    run = plugpull("--point", "mid-effect", tmp=tmp_path)
+def test_an_unknown_option_value_is_one_line_exit_2(plugpull_main):
+    run = plugpull_main("--point", "mid-effect")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
 
 
@@ -165,18 +215,18 @@ def test_scenario_alone_selects_the_built_in_targets_made_for_it():
     assert {t.name for t in select_targets(args)} == {"openai-agents"}
 
 
-def test_a_workdir_that_is_not_a_directory_is_one_line_exit_2(tmp_path):
+def test_a_workdir_that_is_not_a_directory_is_one_line_exit_2(tmp_path, plugpull_main):
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
     # An --agent, so no built-in target is picked and no "skipping X" line depends on what is installed.
-    run = plugpull("--workdir", str(not_a_dir), "--agent", agent("-c", "pass"), tmp=tmp_path)
+    run = plugpull_main("--workdir", str(not_a_dir), "--agent", agent("-c", "pass"))
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [f"plugpull: --workdir {str(not_a_dir)!r} is not a directory"]
 
 
-def test_an_unwritable_workdir_is_one_line_exit_2(tmp_path):
+def test_an_unwritable_workdir_is_one_line_exit_2(plugpull_main):
     # /proc refuses new directories even for root, which ignores permission bits.
-    run = plugpull("--workdir", "/proc", "--agent", agent("-c", "pass"), tmp=tmp_path)
+    run = plugpull_main("--workdir", "/proc", "--agent", agent("-c", "pass"))
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("plugpull: --workdir '/proc' is not writable")
@@ -185,10 +235,8 @@ def test_an_unwritable_workdir_is_one_line_exit_2(tmp_path):
 # Issue 12: what a new user met testing their own agent.
 
 
-def test_a_point_of_no_selected_scenario_is_one_line_exit_2_naming_each_scenarios_points(tmp_path):
-    run = plugpull(
-        "--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--point", "approve-elsewhere", tmp=tmp_path
-    )
+def test_a_point_of_no_selected_scenario_is_one_line_exit_2_naming_each_scenarios_points(plugpull_main):
+    run = plugpull_main("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--point", "approve-elsewhere")
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.strip().splitlines() == [
         "plugpull: --point approve-elsewhere is not a point of the selected scenario: "
@@ -196,8 +244,8 @@ def test_a_point_of_no_selected_scenario_is_one_line_exit_2_naming_each_scenario
     ]
 
 
-def test_a_point_of_another_targets_scenario_is_one_line_exit_2(tmp_path):
-    run = plugpull("--target", "langgraph", "--point", "write-lost", tmp=tmp_path)
+def test_a_point_of_another_targets_scenario_is_one_line_exit_2(plugpull_main):
+    run = plugpull_main("--target", "langgraph", "--point", "write-lost")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "plugpull: --point write-lost is not a point of the selected scenario: "
@@ -236,16 +284,16 @@ def test_a_hold_no_call_reaches_is_an_error_that_names_it(tmp_path):
     )
 
 
-def test_a_malformed_hold_is_one_line_exit_2(tmp_path):
-    run = plugpull("--agent", "python x.py", "--hold", "charge:0", tmp=tmp_path)
+def test_a_malformed_hold_is_one_line_exit_2(plugpull_main):
+    run = plugpull_main("--agent", "python x.py", "--hold", "charge:0")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "plugpull: --hold 'charge:0': expected NAME or NAME:N with N a whole number >= 1, e.g. charge_card:2"
     ]
 
 
-def test_hold_with_only_a_store_scenario_is_one_line_exit_2(tmp_path):
-    run = plugpull("--target", "openai-agents", "--hold", "refund", tmp=tmp_path)
+def test_hold_with_only_a_store_scenario_is_one_line_exit_2(plugpull_main):
+    run = plugpull_main("--target", "openai-agents", "--hold", "refund")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade, power-loss; no selected target runs one"
@@ -312,9 +360,9 @@ def test_a_missing_workdir_is_created(tmp_path):
     assert where.is_dir() and list(where.iterdir()) == []
 
 
-def test_a_workdir_whose_parent_is_missing_is_one_line_exit_2(tmp_path):
+def test_a_workdir_whose_parent_is_missing_is_one_line_exit_2(tmp_path, plugpull_main):
     where = tmp_path / "no" / "runs"
-    run = plugpull("--agent", "python x.py", "--workdir", str(where), tmp=tmp_path)
+    run = plugpull_main("--agent", "python x.py", "--workdir", str(where))
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         f"plugpull: --workdir {str(where)!r}: its parent {str(where.parent)!r} is not a directory"
@@ -359,14 +407,14 @@ def test_uv_run_prints_no_bytecode_line():
     assert "Bytecode compiled" not in run.stderr
 
 
-def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the_extra(tmp_path):
+def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the_extra(plugpull_main):
     import importlib.util
 
     if importlib.util.find_spec("crewai") is not None:
         import pytest
 
         pytest.skip("crewai is installed here")
-    run = plugpull("--target", "crewai", tmp=tmp_path)
+    run = plugpull_main("--target", "crewai")
     assert run.returncode == 2
     assert run.stderr.strip() == (
         "plugpull: target 'crewai' needs 'crewai', which is not installed: pip install 'plugpull[crewai]'"
@@ -399,8 +447,8 @@ def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the
         ),
     ],
 )
-def test_every_boundary_bad_input_is_one_line_exit_2(tmp_path, args, line):
-    run = plugpull(*args, tmp=tmp_path)
+def test_every_boundary_bad_input_is_one_line_exit_2(tmp_path, args, line, plugpull_main):
+    run = plugpull_main(*args)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [line]
     assert list(tmp_path.iterdir()) == []
@@ -441,8 +489,10 @@ UPGRADE_USAGE = (
         ),
     ],
 )
-def test_resume_after_upgrade_without_exactly_two_agent_commands_is_one_line_exit_2(tmp_path, args, tail):
-    run = plugpull("--scenario", "resume-after-upgrade", *args, tmp=tmp_path)
+def test_resume_after_upgrade_without_exactly_two_agent_commands_is_one_line_exit_2(
+    tmp_path, args, tail, plugpull_main
+):
+    run = plugpull_main("--scenario", "resume-after-upgrade", *args)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [UPGRADE_USAGE + tail]
     assert list(tmp_path.iterdir()) == []
@@ -480,15 +530,15 @@ def test_resume_after_upgrade_starts_with_the_first_command_and_resumes_with_the
         (["--scenario", "every-boundary", "--sibling", "send_email:running"], "does not apply to every-boundary"),
     ],
 )
-def test_a_bad_sibling_is_one_line_exit_2(args, says, tmp_path):
-    run = plugpull("--agent", agent("-c", "pass"), *args, tmp=tmp_path)
+def test_a_bad_sibling_is_one_line_exit_2(args, says, tmp_path, plugpull_main):
+    run = plugpull_main("--agent", agent("-c", "pass"), *args)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert says in run.stderr
     assert not list(tmp_path.iterdir())
 
 
-def test_sibling_applies_to_kill_mid_tool_only(tmp_path):
-    run = plugpull("--target", "openai-agents-approval", "--hold", "refund", "--sibling", "email:running", tmp=tmp_path)
+def test_sibling_applies_to_kill_mid_tool_only(plugpull_main):
+    run = plugpull_main("--target", "openai-agents-approval", "--hold", "refund", "--sibling", "email:running")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "--sibling applies to kill-mid-tool" in run.stderr
 
@@ -508,8 +558,8 @@ def test_sibling_applies_to_kill_mid_tool_only(tmp_path):
         ),
     ],
 )
-def test_a_bad_save_is_one_line_exit_2(args, says, tmp_path):
-    run = plugpull("--agent", agent("-c", "pass"), *args, tmp=tmp_path)
+def test_a_bad_save_is_one_line_exit_2(args, says, tmp_path, plugpull_main):
+    run = plugpull_main("--agent", agent("-c", "pass"), *args)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert says in run.stderr
     assert not list(tmp_path.iterdir())
@@ -535,3 +585,22 @@ def test_every_boundary_maps_a_built_ins_unaimed_variants_once():
     chosen = select_targets(args)
     assert [t.options for t in chosen] == [v.options for v in BUILT_INS["langgraph"].variants if not v.saves]
     assert len({t.argv for t in chosen}) == len(chosen)
+
+
+def test_docs_cli_md_lists_every_option_and_who_reads_it_as_the_scenarios_declare():
+    # docs/cli.md is the page cli.py cites: each option of the parser has a row, and the "read by" column
+    # of a scenario option is what the scenarios' contracts say (the same source as --help's prefixes).
+    from plugpull.cli import OPTIONS, build_parser, read_by
+
+    page = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
+    rows = {}
+    for line in page.splitlines():
+        if line.startswith("| `-"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            for flag in cells[0].replace("`", "").split(","):
+                rows[flag.strip().split(" ")[0]] = cells[-1]
+    flags = {f for action in build_parser()._actions for f in action.option_strings} - {"-h", "--help"}
+    assert flags - set(rows) == set()
+    assert {flag: rows[flag] for _, flag in OPTIONS.values()} == {
+        flag: read_by(field) for field, (_, flag) in OPTIONS.items()
+    }

@@ -206,9 +206,9 @@ def test_a_real_error_line_is_an_error_element_and_exit_2(tmp_path):
         ("{tmp}", "is a directory"),
     ],
 )
-def test_an_unwritable_junit_path_is_one_line_exit_2_before_anything_runs(tmp_path, where, why):
+def test_an_unwritable_junit_path_is_one_line_exit_2_before_anything_runs(tmp_path, where, why, plugpull_main):
     where = where.format(tmp=tmp_path)
-    run = plugpull("--agent", fake_agent("no-key"), "--junit", where, tmp=tmp_path)
+    run = plugpull_main("--agent", fake_agent("no-key"), "--junit", where)
     assert run.returncode == 2 and run.stdout == ""
     (message,) = run.stderr.strip().splitlines()
     assert message.startswith(f"plugpull: --junit {where!r} {why}")

@@ -4,77 +4,61 @@ alone, and nothing about a scenario lives outside its own module."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-import plugpull
-
-SRC = Path(plugpull.__file__).parent.parent
-
-
-def module_name(path: Path) -> str:
-    return ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
-
-
-MODULES = {module_name(p): p for p in sorted((SRC / "plugpull").rglob("*.py"))}
-
-
-def is_type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
-def imported(name: str) -> set[str]:
-    """Every module ``name`` imports, anywhere in it (``from a import b`` is ``a.b`` when that is a module)."""
-    path = MODULES[name]
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if is_type_checking(child):
-                continue
-            if isinstance(child, ast.Import):
-                found.update(alias.name for alias in child.names)
-            elif isinstance(child, ast.ImportFrom):
-                base = child.module or ""
-                if child.level:
-                    parts = package.split(".")[: len(package.split(".")) - child.level + 1]
-                    base = ".".join([*parts, base] if base else parts)
-                for alias in child.names:
-                    full = f"{base}.{alias.name}"
-                    found.add(full if full in MODULES else base)
-            visit(child)
-
-    visit(ast.parse(path.read_text()))
-    return found
-
-
-GRAPH = {name: {m for m in imported(name) if m in MODULES and m != name} for name in MODULES}
-
-
-def reachable(start: str) -> set[str]:
-    seen, todo = set(), [start]
-    while todo:
-        for nxt in GRAPH[todo.pop()] - seen:
-            seen.add(nxt)
-            todo.append(nxt)
-    return seen
-
-
-def cycles() -> list[list[str]]:
-    """The groups of modules that import each other, each group once (its members, sorted)."""
-    found = []
-    for name in MODULES:
-        if name in reachable(name):
-            group = sorted(m for m in reachable(name) if name in reachable(m))
-            if group not in found:
-                found.append(group)
-    return found
+from import_graph import GRAPH, MODULES, cycles, imported, reachable
 
 
 def test_no_module_of_plugpull_imports_itself_back_through_others():
-    # A cycle inside report/ alone is report's own layering test's (tests/report/test_layers.py, issue 21).
-    assert [group for group in cycles() if not all(m.startswith("plugpull.report.") for m in group)] == []
+    assert cycles() == []
+
+
+#: From the top down: a module may import the ones in layers below its own, never one above (no arrow
+#: back up). Each entry is a module and the modules under it; the most specific entry wins.
+LAYERS = (
+    ("plugpull.pytest_plugin", "plugpull.testing"),  # the pytest plugin: runs the command
+    ("plugpull.cli",),
+    ("plugpull.report",),
+    ("plugpull.junit", "plugpull.benchmark", "plugpull.progress"),
+    ("plugpull.suite",),
+    ("plugpull.rendering",),
+    ("plugpull.scenarios.registry",),
+    ("plugpull.scenarios.",),  # each scenario module (a trailing dot: the modules under it only)
+    ("plugpull.scenarios.contract",),
+    ("plugpull.scenarios",),  # what scenarios share: Settings, Runtime, workdirs
+    ("plugpull.targets",),
+)
+#: The package's own __init__ re-exports the public API from every layer; it is imported by none of them.
+FACADE = "plugpull"
+
+
+def layer_of(name: str) -> int | None:
+    """The index in LAYERS of the most specific entry ``name`` is or is under; None below them all."""
+    matches = [
+        (len(entry), index)
+        for index, entries in enumerate(LAYERS)
+        for entry in entries
+        if (name.startswith(entry) if entry.endswith(".") else name == entry or name.startswith(entry + "."))
+    ]
+    return max(matches)[1] if matches else None
+
+
+def test_the_cli_suite_scenarios_and_targets_import_only_downwards():
+    assert FACADE not in {m for imports in GRAPH.values() for m in imports}
+    upward = sorted(
+        (name, other)
+        for name in MODULES
+        for other in GRAPH[name]
+        if layer_of(name) is not None and layer_of(other) is not None and layer_of(other) < layer_of(name)
+    )
+    assert upward == []
+    # And the bottom: nothing under the layers (results, evidence, process, checks, ...) imports any of them.
+    below = sorted(
+        (name, other)
+        for name in MODULES
+        if layer_of(name) is None and name != FACADE
+        for other in GRAPH[name]
+        if layer_of(other) is not None
+    )
+    assert below == []
 
 
 def test_the_checks_never_reach_process_control():
@@ -109,9 +93,8 @@ def test_errors_sit_at_the_bottom_beside_the_client():
 
 
 def test_only_the_registry_names_the_scenario_modules():
-    # The suite, the command line and the renderings know scenarios through the registry and the contract.
-    # (report/ is checked by its own layering test: the notebooks' kernel side runs every-boundary through
-    # the registry once issue 21's parts are merged.)
+    # The suite, the command line, the renderings and the notebooks' kernel side know scenarios through the
+    # registry and the contract.
     scenario_modules = {
         name
         for name in MODULES
@@ -119,8 +102,6 @@ def test_only_the_registry_names_the_scenario_modules():
         and name not in ("plugpull.scenarios.contract", "plugpull.scenarios.registry", "plugpull.scenarios.held_kill")
     }
     importers = {
-        name
-        for name in MODULES
-        if GRAPH[name] & scenario_modules and not name.startswith(("plugpull.scenarios", "plugpull.report"))
+        name for name in MODULES if GRAPH[name] & scenario_modules and not name.startswith("plugpull.scenarios")
     }
     assert importers == set()

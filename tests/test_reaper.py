@@ -1,7 +1,10 @@
 """Every process a phase started is accounted for: real processes that leave the group, real orphans."""
 
 import ctypes
+import os
 import sys
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -70,6 +73,31 @@ def test_an_interrupt_kills_the_helpers_of_every_phase_still_running(processes_c
     reaper.stop_all()  # what process.stop_all adds to killing the groups on Ctrl-C
     assert processes_carrying(marker) == [running.pid]  # the helper is gone; the group is the caller's to kill
     running.kill()
+    assert processes_carrying(marker) == []
+
+
+def test_an_interrupt_inside_popen_still_kills_the_target_it_was_starting(processes_carrying, monkeypatch):
+    # A Ctrl-C can land after the child exec'd and before spawn() knows its pid (the window
+    # tests/test_cli.py's Ctrl-C test aims at, since it interrupts as soon as the target's command line shows):
+    # here KeyboardInterrupt is raised at that moment, deterministically, from reaper.own.
+    from plugpull import process
+
+    monkeypatch.setattr(process, "_stopping", threading.Event())  # stop_all refuses later spawns: not here
+    monkeypatch.setattr(process, "_starting", set())
+    marker = uuid.uuid4().hex[:12]
+
+    def interrupted(pid):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reaper, "own", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        spawn([sys.executable, "-c", "import time; time.sleep(600)", marker], env=None, cwd=None)
+    (child,) = processes_carrying(marker)  # running, and known to no group list
+    process.stop_all()
+    deadline = time.monotonic() + 30
+    while os.waitpid(child, os.WNOHANG) == (0, 0):  # our child: reaped here once it died
+        assert time.monotonic() < deadline, "stop_all left the target it was starting running"
+        time.sleep(0.05)
     assert processes_carrying(marker) == []
 
 

@@ -29,11 +29,18 @@ from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def read_by(option: str) -> str:
+    """The scenarios that read ``option`` (a Settings field), as their contract declares, for --help."""
+    return ", ".join(scenario.name for scenario in REGISTRY if option in scenario.read_options)
+
+
 def build_parser() -> ArgParser:
     parser = ArgParser(
         prog="plugpull",
         description="Break an agent run on purpose and check that its framework recovers without losing "
         "or repeating side effects.",
+        epilog="exit codes: 0 no ERROR (FAILs too, unless --strict); 1 --strict and a FAIL; 2 an ERROR or bad "
+        "input; 130 interrupted. Findings: plugpull report --help. Every option: docs/cli.md",
     )
     parser.add_argument(
         "--target",
@@ -64,20 +71,22 @@ def build_parser() -> ArgParser:
         action="append",
         default=[],
         choices=suite.all_points(),
-        help="fault point (repeatable; default: every point of each scenario)",
+        help="fault point (repeatable; default: every point of each scenario"
+        + "".join(f", {s.name} only {'/'.join(s.default_points)}" for s in REGISTRY if s.default_points)
+        + ")",
     )
     parser.add_argument(
         "--hold",
         metavar="NAME[:N]",
         default=None,
-        help="the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
+        help=f"{read_by('hold')}: the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
         "without it, the first call of any effect",
     )
     parser.add_argument(
         "--sibling",
         metavar="NAME:STATE",
         default=None,
-        help="kill-mid-tool with --hold: another tool call of the same model turn, and its state when the "
+        help=f"{read_by('sibling')}, with --hold: another tool call of the same model turn, and its state when the "
         "held call is killed: NAME:finished (its effect call answered) or NAME:running (its effect call "
         "held too, so both are in flight)",
     )
@@ -86,7 +95,7 @@ def build_parser() -> ArgParser:
         action="append",
         default=[],
         metavar="NAME:N:STATE",
-        help="kill-mid-tool (repeatable): a save the agent marks with plugpull.boundary(NAME), and how it must "
+        help=f"{read_by('saves')} (repeatable): a save the agent marks with plugpull.boundary(NAME), and how it must "
         "stand when the held call is killed: NAME:N:withheld (its N-th save is held back until the kill, so it "
         "never happens) or NAME:N:landed (the kill waits until N such saves finished); e.g. checkpoint-save:2:withheld",
     )
@@ -95,7 +104,7 @@ def build_parser() -> ArgParser:
         action="append",
         default=[],
         metavar="WHICH",
-        help="every-boundary: the boundaries to kill at (repeatable): a place in the clean run's list (7), "
+        help=f"{read_by('boundaries')}: the boundaries to kill at (repeatable): a place in the clean run's list (7), "
         "a label ('model-call 2', 'effect refund 1'), a name (model-call) or 'effect'; default: every boundary",
     )
     parser.add_argument(
@@ -103,7 +112,7 @@ def build_parser() -> ArgParser:
         type=int,
         default=0,
         metavar="N",
-        help="every-boundary: N kills at uniformly random moments of the run, with where each landed "
+        help=f"{read_by('random_kills')}: N kills at uniformly random moments of the run, with where each landed "
         "(alone, instead of the aimed kills; with --point before/after, as well)",
     )
     parser.add_argument(
@@ -139,7 +148,7 @@ def build_parser() -> ArgParser:
         type=int,
         default=1,
         metavar="N",
-        help="run N points at once, each with its own channel and workdir (default 1)",
+        help="run N lines at once, each with its own channel and workdir (default 1)",
     )
     parser.add_argument(
         "--fork-server",
@@ -151,10 +160,10 @@ def build_parser() -> ArgParser:
         "--workdir",
         metavar="DIR",
         default=None,
-        help="where each point's PLUGPULL_WORKDIR is created (default: the system temp dir)",
+        help="where each line's PLUGPULL_WORKDIR is created (default: the system temp dir; made if missing)",
     )
     parser.add_argument(
-        "--keep-workdir", action="store_true", help="keep each point's PLUGPULL_WORKDIR and print where it is"
+        "--keep-workdir", action="store_true", help="keep each line's PLUGPULL_WORKDIR and print where it is"
     )
     return parser
 
@@ -183,7 +192,7 @@ def check_ranges(args: argparse.Namespace) -> None:
     for attribute, least, message in RANGES:
         if getattr(args, attribute, least) < least:
             raise UsageError(message)
-    if args.timeout <= 0:
+    if not 0 < args.timeout < float("inf"):  # nan fails both comparisons
         raise UsageError("--timeout must be a positive number of seconds")
 
 
@@ -407,8 +416,8 @@ def write_junit(path: str, results: list[Result], argv: list[str], repeat: int, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["report"]:  # its own parser and exit codes: src/plugpull/report/cli.py
-        from plugpull.report.cli import main as report_main
+    if argv[:1] == ["report"]:  # its own parser and exit codes: src/plugpull/report/harness/cli.py
+        from plugpull.report.harness.cli import main as report_main
 
         return report_main(argv[1:])
     try:

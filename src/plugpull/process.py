@@ -82,6 +82,9 @@ class Tail:
 
 #: Process groups started and not yet reaped, so an interrupt can kill them all.
 _live_groups: set[int] = set()
+#: Phase markers (reaper.PHASE_ENV) of targets being started: a Ctrl-C that lands inside Popen, after the
+#: child exec'd but before its pid reached _live_groups, would leave it running; its marker still finds it.
+_starting: set[str] = set()
 _live_lock = threading.Lock()
 
 
@@ -97,8 +100,13 @@ def stop_all() -> None:
     _stopping.set()
     with _live_lock:
         groups = list(_live_groups)
+        starting = [f"{reaper.PHASE_ENV}={phase_id}".encode() for phase_id in _starting]
     for pgid in groups:
         kill_group(pgid)
+    if starting:  # each leads its own group (start_new_session)
+        for proc in reaper.snapshot().values():
+            if proc.alive and proc.pid == proc.pgid and any(reaper.environ_has(proc.pid, m) for m in starting):
+                kill_group(proc.pgid)
     # And what left those groups (setsid helpers, double-forked daemons): Ctrl-C leaves nothing.
     reaper.stop_all()
 
@@ -214,6 +222,8 @@ def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running |
     # attributed to its phase even with -j (reaper.Tracker).
     phase_id = uuid.uuid4().hex
     env = {**(os.environ if env is None else env), reaper.PHASE_ENV: phase_id}
+    with _live_lock:
+        _starting.add(phase_id)
     try:
         with reaper.owning():
             popen = subprocess.Popen(
@@ -226,11 +236,15 @@ def spawn(argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running |
                 start_new_session=True,
             )
             reaper.own(popen.pid)
+        with _live_lock:
+            _live_groups.add(popen.pid)
+            _starting.discard(phase_id)
     except OSError as exc:
+        with _live_lock:
+            _starting.discard(phase_id)
         outcome.spawn_error = f"{exc.filename or argv[0]}: {exc.strerror or exc}"
         return outcome
-    with _live_lock:
-        _live_groups.add(popen.pid)
+    # Any other exception (KeyboardInterrupt) leaves the marker in _starting for stop_all.
     tracker = reaper.Tracker(popen.pid, phase_id=phase_id)
     # Hand the raw fds to the readers; the Popen objects must not read or close them.
     out, err = Tail(os.dup(popen.stdout.fileno())), Tail(os.dup(popen.stderr.fileno()))

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("google.adk")
 pytest.importorskip("sqlalchemy.ext.asyncio")
 
-from plugpull.report.witness import run_once  # noqa: E402
+from plugpull.report.harness.witness import run_once  # noqa: E402
 
 pytestmark = pytest.mark.witness
 FINDINGS = Path(__file__).parent.parent.parent / "findings"

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from plugpull.report.witness import run_once  # noqa: E402
+from plugpull.report.harness.witness import run_once  # noqa: E402
 
 pytestmark = pytest.mark.witness
 FINDINGS = Path(__file__).parent.parent.parent / "findings"

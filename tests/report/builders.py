@@ -107,9 +107,25 @@ def record(
 
 def put_record(root: Path, doc: dict, name: str | None = None) -> Path:
     """Write ``doc`` where the pipeline puts it: findings/<id>/<date>/<pin>-<run id>.json (or ``name``)."""
-    from plugpull.report.record import stem
+    from plugpull.report.kernel.record import stem
 
     path = root / "findings" / doc["finding"] / doc["date"] / f"{name or stem(doc)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
     return path
+
+
+def report(capsys, *argv: str, root: Path | None = None) -> tuple[int, str, str]:
+    """``plugpull report ARGV`` in this process (``--root ROOT`` appended): exit code, stdout, stderr."""
+    from plugpull.report.harness import cli
+
+    code = cli.main([*argv, *(["--root", str(root)] if root is not None else [])])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def one_line(err: str) -> str:
+    """The only line of ``err``, asserting there is one and no traceback (bad input's contract)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugpull.report import environment
+from plugpull.report.harness import environment
 
 
 @pytest.fixture(scope="session")
@@ -16,14 +16,14 @@ def current_kernel(tmp_path_factory):
 @pytest.fixture(scope="session")
 def whole_run(tmp_path_factory, current_kernel):
     """The tiny finding's two pin sets run here one after another, as `plugpull report` does by default:
-    the reference the Dask executor and `--merge` of split runs are compared with."""
+    the reference the Dask executor and `merge` of split runs are compared with."""
     from tiny import tiny_repo
 
-    from plugpull.report import cli, executor, pipeline
-    from plugpull.report.finding import load_all
+    from plugpull.report.harness import cli, executors, pipeline
+    from plugpull.report.harness.finding import load_all
 
     root = tiny_repo(tmp_path_factory.mktemp("whole") / "repo")
     finding = load_all(root)["demo"]
     jobs = [pipeline.Job(finding, pin, {}) for pin in finding.pins]
-    assert cli.run_all(jobs, root, executor.Local(make_env=lambda job: current_kernel)) == 0
+    assert cli.run_all(jobs, root, executors.Local(make_env=lambda job: current_kernel)) == 0
     return root

@@ -2,8 +2,8 @@
 
 import pytest
 
-from plugpull.report import claims
-from plugpull.report.claims import COULD_NOT_RUN, DOES_NOT_REPRODUCE, INCONCLUSIVE, REPRODUCES, ClaimError
+from plugpull.report.kernel import claims
+from plugpull.report.kernel.claims import COULD_NOT_RUN, DOES_NOT_REPRODUCE, INCONCLUSIVE, REPRODUCES, ClaimError
 
 SWAP = claims.parse(
     [
@@ -197,11 +197,30 @@ def test_the_wilson_interval_matches_the_textbook_values():
     assert claims.wilson(0, 0) == (0.0, 1.0)
 
 
-def test_version_ranges_compare_release_numbers_not_strings():
-    assert claims.in_range("1.9.0", "<1.20") and not claims.in_range("1.20.0", "<1.20")
-    assert claims.in_range("1.20", ">=1.20.0") and claims.in_range("1.23.0", ">=1.20, <2")
-    with pytest.raises(ClaimError, match="not like"):
-        claims.parse_range("~=1.2")
+def test_a_claim_split_at_a_release_claims_neither_side_for_its_release_candidate():
+    # PEP 440: 1.20.0rc1 comes before 1.20 (not in >=1.20), and <1.20 admits no pre-release of 1.20 itself.
+    doc = record([result("FAIL", {"charge_card:A": 2, "charge_card:B": 0})], version="1.20.0rc1")
+    assert claims.judge(SWAP, doc) == []
+    assert [
+        j.status
+        for j in claims.judge(
+            SWAP, record([result("FAIL", {"charge_card:A": 2, "charge_card:B": 0})], version="1.19.1")
+        )
+    ] == [REPRODUCES]
+
+
+def test_a_compatible_release_range_covers_the_minor_releases_it_names_and_not_the_next_major():
+    (claim,) = claims.parse([{"point": "after-effect", "expect": [{"versions": "~=1.2", "verdict": "PASS"}]}], "f")
+    assert claim.expectation("p1", "1.9.3") is not None and claim.expectation("p1", "1.2") is not None
+    assert claim.expectation("p1", "2.0") is None and claim.expectation("p1", "1.1.9") is None
+
+
+@pytest.mark.parametrize("versions", ["from 1.20", "~=1", ">=1.20 <2", ""])
+def test_a_range_that_is_not_pep_440_is_one_line_naming_the_claim(versions):
+    entry = {"point": "x", "expect": [{"versions": versions, "verdict": "PASS"}]}
+    with pytest.raises(ClaimError, match=r"^finding.toml: claims\[0\].expect\[0\]: .*PEP 440 range") as raised:
+        claims.parse([entry], "finding.toml")
+    assert "\n" not in str(raised.value)
 
 
 @pytest.mark.parametrize(

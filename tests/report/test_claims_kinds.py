@@ -2,8 +2,8 @@
 
 import pytest
 
-from plugpull.report import claims
-from plugpull.report.claims import ClaimError
+from plugpull.report.kernel import claims
+from plugpull.report.kernel.claims import ClaimError
 
 QUOTE = {"url": "https://docs.example.org/durable", "text": "ensure that your workflow is idempotent"}
 WITNESS = {"script": "witness/kill.py", "args": ["--key", "none"], "repeats": 2, "timeout": 60}

@@ -1,7 +1,7 @@
 """A witness's stored runs judged against the harness's line, on hand-built records: agrees, disagrees, could not run."""
 
-from plugpull.report import claims
-from plugpull.report.claims import AGREES, COULD_NOT_RUN, DISAGREES
+from plugpull.report.kernel import claims
+from plugpull.report.kernel.claims import AGREES, COULD_NOT_RUN, DISAGREES
 
 WITNESS = {"script": "witness/kill.py", "args": ["--key", "none"]}
 DOCUMENTED = {

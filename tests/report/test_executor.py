@@ -14,8 +14,8 @@ import pytest
 from builders import make_repo
 from tiny import page, records, tiny_repo
 
-from plugpull.report import cli, executor, pipeline
-from plugpull.report.finding import load_all
+from plugpull.report.harness import cli, executors, pipeline
+from plugpull.report.harness.finding import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 distributed = pytest.importorskip("distributed", reason="the dask group (uv sync --group dask)")
@@ -39,7 +39,7 @@ def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_pag
         distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as cluster,
     ):
         workers = set(cluster.scheduler_info["workers"])
-        runner = executor.Dask(cluster.scheduler_address, environment="current")
+        runner = executors.Dask(cluster.scheduler_address, environment="current")
         ran_on = []
         real_outcomes = runner.outcomes
 
@@ -70,10 +70,10 @@ def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_pag
 def test_a_worker_refuses_a_lock_that_does_not_match_the_hash_the_client_sent(tmp_path):
     root = tiny_repo(tmp_path / "repo")
     finding = load_all(root)["demo"]
-    spec = executor.job_spec(pipeline.Job(finding, finding.pins[0], {}), root, None, "current")
+    spec = executors.job_spec(pipeline.Job(finding, finding.pins[0], {}), root, None, "current")
     spec["lock_sha256"] = "0" * 64
     with pytest.raises(RuntimeError, match="arrived with sha256"):
-        executor.work(spec)
+        executors.work(spec)
 
 
 def free_port() -> int:
@@ -89,7 +89,7 @@ def test_an_unreachable_scheduler_is_one_line_exit_2_and_leaves_nothing(tmp_path
     scratch.mkdir()
     env = {**os.environ, "PLUGPULL_CACHE_DIR": str(tmp_path / "cache"), "TMPDIR": str(scratch)}
     run = subprocess.run(
-        [sys.executable, "-m", "plugpull.cli", "report", "--executor", "dask", "--scheduler"]
+        [sys.executable, "-m", "plugpull.cli", "report", "run", "--executor", "dask", "--scheduler"]
         + [address.format(port=free_port())],
         capture_output=True,
         text=True,
@@ -105,25 +105,16 @@ def test_an_unreachable_scheduler_is_one_line_exit_2_and_leaves_nothing(tmp_path
     assert sorted(p.name for p in (root / "findings" / "demo").iterdir()) == ["finding.toml", "pins"]
 
 
-def test_dask_options_go_together(tmp_path):
-    root = make_repo(tmp_path / "repo")
-    for argv, says in (
-        (["--executor", "dask"], "--executor dask needs --scheduler"),
-        (["--scheduler", "tcp://h:8786"], "--scheduler goes with --executor dask"),
-        (["--list", "--executor", "dask", "--scheduler", "tcp://h:8786"], "--list runs nothing"),
-    ):
-        run = subprocess.run(
-            [sys.executable, "-m", "plugpull.cli", "report", *argv], capture_output=True, text=True, cwd=root
-        )
-        assert run.returncode == 2 and says in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
-
-
 def test_the_snapshot_holds_what_a_run_reads_from_the_repository_and_nothing_of_other_findings():
     finding = load_all(ROOT)["agent-framework-8292"]
     job = pipeline.Job(finding, finding.pin("agent-framework-1.20.0"), {})
-    with tarfile.open(fileobj=io.BytesIO(executor.snapshot(job, ROOT))) as tar:
+    with tarfile.open(fileobj=io.BytesIO(executors.snapshot(job, ROOT))) as tar:
         names = set(tar.getnames())
-    assert {"pyproject.toml", "notebooks/agent-framework-8292.ipynb", "src/plugpull/report/pipeline.py"} <= names
+    assert {
+        "pyproject.toml",
+        "notebooks/agent-framework-8292.ipynb",
+        "src/plugpull/report/harness/pipeline.py",
+    } <= names
     assert "findings/agent-framework-8292/pins/agent-framework-1.20.0.txt" in names
     assert not any("agent-framework-1.18.0.txt" in n or n.startswith(("docs/", "findings/openai")) for n in names)
     records = [n for n in names if n.startswith("findings/agent-framework-8292/2026-")]

@@ -1,5 +1,6 @@
-""".github/workflows/findings.yml: its matrix is `plugpull report --list --json`, one job per entry runs that
-(finding, pin set), and the merge job runs `--merge` and `--check`; every plugpull command in it parses."""
+""".github/workflows/findings.yml: its matrix is `plugpull report list --json`, one job per entry runs that
+(finding, pin set), and the merge job runs `merge` and `check`; every plugpull command in it parses, as a
+subcommand (no flag the subcommands replaced)."""
 
 import json
 import re
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from plugpull.report.cli import build_parser
+from plugpull.report.harness import cli
 
 yaml = pytest.importorskip("yaml", reason="the dask group (uv sync --group dask) brings pyyaml")
 
@@ -32,9 +33,9 @@ def plugpull_arguments(command: str) -> list[str]:
 
 
 def test_the_matrix_is_the_output_of_report_list_json():
-    listing = next(job for job in JOBS.values() if any("--list" in c for c in commands(job)))
-    step = next(s for s in listing["steps"] if "--list" in s.get("run", ""))
-    assert plugpull_arguments(step["run"]) == ["--list", "--json"]
+    listing = next(job for job in JOBS.values() if any("report list" in c for c in commands(job)))
+    step = next(s for s in listing["steps"] if "report list" in s.get("run", ""))
+    assert plugpull_arguments(step["run"]) == ["list", "--json"]
     name = next(iter(listing["outputs"]))
     assert listing["outputs"][name] == f"${{{{ steps.{step['id']}.outputs.{name} }}}}"
     assert step["run"].startswith(f'echo "{name}=$(') and step["run"].endswith('>> "$GITHUB_OUTPUT"')
@@ -48,14 +49,14 @@ def test_the_matrix_is_the_output_of_report_list_json():
 def test_each_matrix_entry_runs_its_finding_and_pin_set_and_uploads_its_records():
     job = next(job for job in JOBS.values() if "strategy" in job)
     report = next(c for c in commands(job) if "plugpull report" in c)
-    assert '--finding "${{ matrix.finding }}" --pin "${{ matrix.pin }}"' in report
+    assert 'plugpull report run --finding "${{ matrix.finding }}" --pin "${{ matrix.pin }}"' in report
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
     assert upload["if"] == "always()"  # a failed notebook still wrote its record
     assert "${{ matrix.finding }}" in upload["with"]["name"] and "${{ matrix.pin }}" in upload["with"]["name"]
     assert upload["with"]["path"].startswith("findings/${{ matrix.finding }}/")
     # The keys the job reads are the keys --list --json prints.
     listed = subprocess.run(
-        [sys.executable, "-m", "plugpull.cli", "report", "--list", "--json"], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "plugpull.cli", "report", "list", "--json"], capture_output=True, text=True, cwd=ROOT
     )
     entries = json.loads(listed.stdout)
     assert entries and all(set(e) == {"finding", "pin"} for e in entries)
@@ -65,11 +66,11 @@ def test_each_matrix_entry_runs_its_finding_and_pin_set_and_uploads_its_records(
 
 def test_the_merge_job_downloads_every_records_artifact_then_merges_and_checks():
     run_id = next(k for k, v in JOBS.items() if "strategy" in v)
-    merge = next(job for job in JOBS.values() if any("--merge" in c for c in commands(job)))
+    merge = next(job for job in JOBS.values() if any("report merge" in c for c in commands(job)))
     assert merge["needs"] == run_id and merge["if"] == "always()"
     download = next(s for s in merge["steps"] if s.get("uses", "").startswith("actions/download-artifact"))
     assert download["with"]["pattern"] == "records-*"
-    assert [plugpull_arguments(c)[0] for c in commands(merge) if "plugpull report" in c] == ["--merge", "--check"]
+    assert [plugpull_arguments(c)[0] for c in commands(merge) if "plugpull report" in c] == ["merge", "check"]
     assert plugpull_arguments(commands(merge)[-2])[1:] == [f"{download['with']['path']}/*"]
 
 
@@ -77,4 +78,5 @@ def test_every_plugpull_report_command_in_the_workflow_is_one_the_cli_accepts():
     found = [c for job in JOBS.values() for c in commands(job) if "plugpull report" in c]
     assert len(found) == 4
     for command in found:
-        build_parser().parse_args(plugpull_arguments(command))  # raises UsageError on an unknown option
+        args, hint = cli.parse(plugpull_arguments(command))  # raises UsageError on an unknown option
+        assert args.command == plugpull_arguments(command)[0] and hint is None, command

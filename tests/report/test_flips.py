@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plugpull.report.flips import Cell, availability, cannot_run, cell_of, flips, next_probe, same
+from plugpull.report.harness.flips import Cell, availability, cannot_run, cell_of, flips, next_probe, same
 
 VERSIONS = [f"1.{i}.0" for i in range(11)]
 

@@ -1,6 +1,6 @@
 """The notebooks' table: one row per line, notes in a column of their own, apart from the measured counts."""
 
-from plugpull.report.notebook import table
+from plugpull.report.kernel.notebook import table
 from plugpull.results import Result, Verdict
 
 NOTE = {"text": "consistent with #8292", "url": "https://example.org/8292", "condition": "A 2 times, B 0 times"}
@@ -28,7 +28,7 @@ def boundary_line(verdict: Verdict, side: str, index: int, label: str, message: 
 
 
 def test_the_boundary_table_gives_each_line_its_place_and_the_map_draws_one_row_per_side():
-    from plugpull.report.notebook import boundary_map, boundary_table
+    from plugpull.report.kernel.notebook import boundary_map, boundary_table
 
     results = [
         boundary_line(Verdict.PASS, "before", 1, "model-call 1"),
@@ -44,7 +44,7 @@ def test_the_boundary_table_gives_each_line_its_place_and_the_map_draws_one_row_
 
 
 def test_a_failed_boundary_is_named_by_what_broke():
-    from plugpull.report.notebook import failure_kind
+    from plugpull.report.kernel.notebook import failure_kind
 
     def kind(message):
         return failure_kind(boundary_line(Verdict.FAIL, "after", 1, "x 1", message))

@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from plugpull.rendering import shown_point
-from plugpull.report import execution
-from plugpull.report.finding import load_all
+from plugpull.report.harness import ipynb
+from plugpull.report.harness.finding import load_all
 from plugpull.results import Result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
         pytest.skip(f"none of {list(targets)} is installed here (uv sync --group more-frameworks)")
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, **TINY[finding.id], "repeats": 1, "pin": "smoke", "results_path": str(results)}
-    run = execution.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["pin"] == "smoke" and doc["error"] is None
@@ -106,7 +106,7 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
 def test_without_its_framework_the_notebook_says_so_and_records_no_result(finding, current_kernel, tmp_path):
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, "repeats": 1, "pin": "smoke", "results_path": str(results)}
-    run = execution.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["error"] is None and doc["results"] == []
@@ -163,7 +163,7 @@ def test_findings_without_a_notebook_yet_are_the_ones_whose_target_has_not_lande
 
 
 def test_a_several_framework_notebook_runs_the_installed_targets_and_says_which_it_skipped(monkeypatch):
-    from plugpull.report import notebook
+    from plugpull.report.kernel import notebook
     from plugpull.targets import BUILT_INS
 
     monkeypatch.setattr(type(BUILT_INS["langgraph-approval"]), "installed", lambda self: self.module != "langgraph")
@@ -189,7 +189,7 @@ def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_int
         "pin": "smoke",
         "results_path": str(results),
     }
-    run = execution.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
+    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, tmp_path / "scratch")
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert [r["options"]["variant"] for r in doc["results"]] == ["swap", "swap", "control"]

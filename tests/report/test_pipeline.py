@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from builders import make_repo
 
-from plugpull.report import pipeline, record, results_page
-from plugpull.report.finding import load_all
+from plugpull.report.harness import pages, pipeline
+from plugpull.report.harness.finding import load_all
+from plugpull.report.kernel import record
 
 SECRET = "sk-test-4f9a1c2e77"
 
 WRITES_A_RECORD = """
-from plugpull.report import notebook as nb
+from plugpull.report.kernel import notebook as nb
 from plugpull.results import Result, Verdict
 env = nb.environment("six", plugpull_commit)
 r = Result(Verdict.PASS, "kill-mid-tool", "after-effect", "six x", "ok", framework="six", version="1.17.0",
@@ -73,7 +74,7 @@ def test_a_failing_notebook_still_yields_an_html_with_the_error_and_a_json_with_
     doc = json.loads(outcome.files[".json"].read_text())
     assert doc["error"] == outcome.error and doc["results"] == []
     assert record.problems(outcome.files[".json"], outcome.files[".json"].parent.parent) == []
-    assert "notebook failed: In [3] raised RuntimeError" in results_page.render(root)
+    assert "notebook failed: In [3] raised RuntimeError" in pages.render(root)
 
 
 def test_an_environment_that_cannot_be_built_still_yields_an_html_and_a_json_with_an_error_field(tmp_path, private_tmp):
@@ -109,7 +110,7 @@ def test_no_secret_env_value_reaches_the_notebook_html_or_json_even_when_a_cell_
     executed = outcome.files[".ipynb"].read_text()
     assert "kernel sees: None" in executed  # the kernel never had it
     assert "parameter says: key=[redacted]" in executed  # and what came another way is blanked
-    results_page.write(root)
+    pages.write(root)
     assert SECRET not in (root / "docs" / "results.md").read_text()
 
 
@@ -166,7 +167,7 @@ def test_the_html_opens_with_the_judgement_against_the_findings_claims(tmp_path,
 
 
 WRITES_AN_UPGRADE_RECORD = """
-from plugpull.report import notebook as nb
+from plugpull.report.kernel import notebook as nb
 env = nb.upgrade_environment(["six"], from_python, plugpull_commit)
 nb.write_record(results_path, finding="demo", pin=pin, env=env, parameters={}, results=[], scenario_seconds=0.0)
 """

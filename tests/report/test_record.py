@@ -4,7 +4,7 @@ from pathlib import Path
 
 from builders import put_record, record
 
-from plugpull.report.record import problems
+from plugpull.report.kernel.record import problems
 from plugpull.results import SCHEMA
 
 NOTE = {"text": "consistent with #8292", "url": "https://example.org/8292", "condition": "A 2 times, B 0 times"}

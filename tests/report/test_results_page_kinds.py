@@ -5,8 +5,8 @@ from pathlib import Path
 
 from builders import make_repo, put_record, record
 
-from plugpull.report import issue_body, results_page, summary
-from plugpull.report.finding import load_all
+from plugpull.report.harness import issue_body, pages, summary
+from plugpull.report.harness.finding import load_all
 
 CLAIMS = """
 [[claims]]
@@ -53,7 +53,7 @@ def b_runs(doc: dict, fails: int, passes: int) -> dict:
 def test_a_matrix_names_each_lines_kinds_and_marks_an_inconclusive_rate_with_a_tilde(tmp_path):
     root = demo(tmp_path)
     put_record(root, b_runs(record(verdicts=("FAIL",)), 0, 20))
-    page = results_page.render(root)
+    page = pages.render(root)
     rows = {line.split(" | ")[0]: line for line in page.splitlines() if line.startswith("| after") or "before" in line}
     assert rows["| after-effect mode=a · documented"].endswith("| FAIL ✓ |")
     assert rows["| after-effect mode=b (timing, 20 runs) · app"].endswith("| 0/20 FAIL [0.00, 0.16] ~ |")
@@ -63,7 +63,7 @@ def test_a_matrix_names_each_lines_kinds_and_marks_an_inconclusive_rate_with_a_t
 
 def test_a_finding_pages_kinds_section_has_one_row_per_fail_claim_with_its_source_and_witness(tmp_path):
     root = demo(tmp_path)
-    section = results_page.kinds_section(load_all(root)["demo"])
+    section = pages.kinds_section(load_all(root)["demo"])
     assert section.splitlines() == [
         "| line | for | kind | because | source | witness |",
         "|---|---|---|---|---|---|",
@@ -80,10 +80,10 @@ def test_the_kinds_section_of_a_page_is_regenerated_and_checked_like_the_matrix(
     page = root / "docs" / "finding-demo.md"
     page.parent.mkdir()
     page.write_text("# Demo\n\n<!-- plugpull:generated kinds demo -->\nstale\n<!-- /plugpull:generated -->\n")
-    assert any("docs/finding-demo.md: a generated section is out of date" in p for p in results_page.check(root))
-    results_page.write(root)
+    assert any("docs/finding-demo.md: a generated section is out of date" in p for p in pages.check(root))
+    pages.write(root)
     assert "| `after-effect mode=a` | <2 | documented |" in page.read_text()
-    assert not any("finding-demo.md" in p for p in results_page.check(root))
+    assert not any("finding-demo.md" in p for p in pages.check(root))
 
 
 def test_readmes_shows_table_groups_the_fail_lines_by_kind_with_their_releases_and_marks(tmp_path):
@@ -91,7 +91,7 @@ def test_readmes_shows_table_groups_the_fail_lines_by_kind_with_their_releases_a
     put_record(root, b_runs(record(verdicts=("FAIL",), version="1.0"), 0, 20))
     put_record(root, b_runs(record(pin="p2", verdicts=("PASS",), version="2.0", counts={"refund": 1}), 5, 15))
     (readme := root / "README.md").write_text("<!-- plugpull:generated shows -->\n<!-- /plugpull:generated -->\n")
-    results_page.write(root)
+    pages.write(root)
     row = next(line for line in readme.read_text().splitlines() if line.startswith("| `langgraph`"))
     assert row == (
         "| `langgraph` | kill-mid-tool | A demo finding. **documented**: `after-effect mode=a` on 1.0 ✓. "
@@ -119,6 +119,6 @@ def test_two_pin_sets_of_one_release_are_listed_by_mark_so_the_shows_table_is_th
     put_record(root, record(verdicts=("FAIL",), version="1.0"))
     put_record(root, record(pin="p2", verdicts=("PASS",), version="1.0", counts={"refund": 1}))
     (readme := root / "README.md").write_text("<!-- plugpull:generated shows -->\n<!-- /plugpull:generated -->\n")
-    results_page.write(root)
+    pages.write(root)
     row = next(line for line in readme.read_text().splitlines() if line.startswith("| `langgraph`"))
     assert "`after-effect mode=a` on 1.0 ✓, 1.0 ✗" in row

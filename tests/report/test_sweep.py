@@ -1,7 +1,8 @@
 """The sweep: releases picked from the index's answer, a pin set per release, records per release, flips.
 
-The end-to-end test sweeps two tiny pin sets (six 1.16.0 and 1.17.0, compiled against the index as of their
-release dates) plus a release that does not exist, in this Python's kernel: the machinery, not a framework.
+The index's answer is served on loopback (tests/report/fake_index.py); the end-to-end test sweeps two tiny pin sets
+(six 1.16.0 and 1.17.0, compiled by uv against the real index as of their release dates: marked network) plus
+a release that does not exist, in this Python's kernel: the machinery, not a framework.
 """
 
 from __future__ import annotations
@@ -12,25 +13,59 @@ from pathlib import Path
 
 import pytest
 from builders import make_repo
+from fake_index import served
 
-from plugpull.report import environment, issue_body, pipeline, results_page, summary, sweep
-from plugpull.report.finding import load_all
-
-PIP_OUTPUT = """six (1.17.0)
-Available versions: 1.17.0, 1.16.0, 1.16.0rc1, 1.15.0, 1.10.0
-"""
+from plugpull.report.harness import environment, issue_body, package_index, pages, pipeline, summary, sweep
+from plugpull.report.harness.finding import load_all
 
 
-def test_the_index_answer_is_read_and_filtered_by_a_pep_440_range_without_pre_releases():
-    listed = sweep.parse_index_versions(PIP_OUTPUT)
-    assert listed == ["1.17.0", "1.16.0", "1.16.0rc1", "1.15.0", "1.10.0"]
-    assert sweep.select(listed, ">=1.15") == ["1.15.0", "1.16.0", "1.17.0"]
-    assert sweep.select(listed, "") == ["1.10.0", "1.15.0", "1.16.0", "1.17.0"]
+def six_page(upload_times: bool = True) -> dict:
+    """six's page as the JSON simple API gives it: a wheel per release, 1.16.0rc1 among them."""
+    files = []
+    for version, day in (("1.10.0", "2015-10-07"), ("1.15.0", "2020-05-21"), ("1.16.0rc1", "2021-05-01"),
+                         ("1.16.0", "2021-05-05"), ("1.17.0", "2024-12-04")):  # fmt: skip
+        entry = {"filename": f"six-{version}-py2.py3-none-any.whl", "url": f"six-{version}.whl", "hashes": {}}
+        if upload_times:
+            entry["upload-time"] = f"{day}T12:00:00.000000Z"
+        files.append(entry)
+    return {
+        "meta": {"api-version": "1.1"},
+        "name": "six",
+        "files": files,
+        "versions": [f["filename"].split("-")[1] for f in files],
+    }
+
+
+def test_the_index_lists_the_final_releases_in_a_pep_440_range_oldest_first_with_their_upload_days():
+    with served({"six": six_page()}) as url:
+        project, chosen = sweep.listed("six", ">=1.15", package_index.Index(url))
+    assert chosen == ["1.15.0", "1.16.0", "1.17.0"]  # no 1.16.0rc1
+    assert project.upload_time("1.16.0") == dt.datetime(2021, 5, 5, 12, tzinfo=dt.timezone.utc)
+    assert sweep.select(project.versions, "") == ["1.10.0", "1.15.0", "1.16.0", "1.17.0"]
+
+
+def test_an_index_without_upload_times_is_one_line_of_bad_input_before_anything_runs():
+    with served({"six": six_page(upload_times=False)}) as url, pytest.raises(sweep.SweepError) as raised:
+        sweep.listed("six", ">=1.15", package_index.Index(url))
+    assert str(raised.value) == (
+        f"{url} gives no upload time (PEP 700 upload-time) for six's releases: a sweep resolves each release as of "
+        "its upload day; use an index that serves them (https://pypi.org/simple/ does)"
+    )
+
+
+def test_a_range_with_no_release_and_a_project_the_index_lacks_are_one_line_each():
+    with served({"six": six_page()}) as url:
+        with pytest.raises(sweep.SweepError, match=r"no release of six in '>=2' on .* \(its newest: 1.10.0, 1.15.0, "):
+            sweep.listed("six", ">=2", package_index.Index(url))
+        with pytest.raises(sweep.SweepError, match=r"/simple/nope/ \(default\): no such project$"):
+            sweep.listed("nope", "", package_index.Index(url))
 
 
 def test_a_range_that_is_not_pep_440_is_one_line_of_bad_input():
     with pytest.raises(sweep.SweepError, match="not a PEP 440 range"):
         sweep.select(["1.0"], "from 1.0")
+    with pytest.raises(sweep.SweepError, match="not a PEP 440 range"):  # before the index is asked
+        sweep.listed("six", "from 1.0", package_index.Index("http://127.0.0.1:9/simple/"))
 
 
 def test_a_generated_in_pins_the_release_under_a_generated_header_and_frees_its_siblings_bounds():
@@ -59,7 +94,7 @@ def test_a_record_that_failed_makes_every_swept_line_cannot_run_with_its_reason(
 
 
 NOTEBOOK = """
-from plugpull.report import notebook as nb
+from plugpull.report.kernel import notebook as nb
 from plugpull.results import Result, Verdict
 env = nb.environment("six", plugpull_commit)
 version = "1.17.0" if pin == "p1" else pin.rsplit("-", 1)[1]
@@ -87,6 +122,7 @@ def demo(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.network  # uv pip compile resolves six against the index (uv's cache may answer)
 def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_names_the_verified_flip(
     tmp_path, current_kernel, monkeypatch
 ):
@@ -104,8 +140,20 @@ def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_name
         pipeline.run(pipeline.Job(finding, pin, {}), commit="abc", make_env=make_env)
 
     said = []
+    # The days six's releases were uploaded (https://pypi.org/simple/six/); 1.99.0 was never released.
+    days = {
+        "1.16.0": dt.datetime(2021, 5, 5, 14, 18, tzinfo=dt.timezone.utc),
+        "1.17.0": dt.datetime(2024, 12, 4, 17, 35, tzinfo=dt.timezone.utc),
+    }
+    project = package_index.Project("six", package_index.configured(start=root), ["1.16.0", "1.17.0", "1.99.0"], days)
     found = sweep.run(
-        finding, spec=">=1.16", bisect=True, run_pin=run_pin, say=said.append, versions=["1.16.0", "1.17.0", "1.99.0"]
+        finding,
+        spec=">=1.16",
+        bisect=True,
+        run_pin=run_pin,
+        project=project,
+        versions=["1.16.0", "1.17.0", "1.99.0"],
+        say=said.append,
     )
     pins = root / "findings" / "demo" / "pins"
     # 1.17.0 keeps the hand-written pin set p1; 1.16.0 gets a generated one; 1.99.0 does not exist.
@@ -117,7 +165,7 @@ def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_name
     m = summary.matrix(root, "demo")
     cells = {c.version: c.cells["after-effect"] for c in m.columns}
     assert cells["1.16.0"].verdict == "FAIL" and cells["1.17.0"].verdict == "PASS"
-    assert not cells["1.99.0"].runnable and "1.99.0" in cells["1.99.0"].reason
+    assert not cells["1.99.0"].runnable and "gives no upload time for six 1.99.0" in cells["1.99.0"].reason
     assert [(f.before, f.after, f.verified) for f in found] == [("1.16.0", "1.17.0", True)]
     assert any("verified: both sides run" in line for line in said)
     assert json.loads((root / "findings" / "demo" / "sweep.json").read_text())["releases"] == [
@@ -128,8 +176,8 @@ def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_name
 
     body = issue_body.render(root, load_all(root)["demo"])
     assert "from **1.17.0**" in body and "uv run plugpull report --finding demo --pin six-1.16.0 --pin p1" in body
-    results_page.write(root)  # what the CLI does after a sweep
-    assert results_page.check(root) == []
+    pages.write(root)  # what the CLI does after a sweep
+    assert pages.check(root) == []
 
 
 def test_the_summary_notebook_writes_an_html_with_the_heatmap(tmp_path, current_kernel, monkeypatch):

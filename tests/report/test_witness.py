@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from builders import make_repo
 
-from plugpull.report import pipeline, record, witness
-from plugpull.report.finding import load_all
+from plugpull.report.harness import pipeline, witness
+from plugpull.report.harness.finding import load_all
+from plugpull.report.kernel import record
 
 SCRIPT = Path(__file__).with_name("fixtures") / "witness_kill.py"
 
 WRITES_A_FAIL = """
-from plugpull.report import notebook as nb
+from plugpull.report.kernel import notebook as nb
 from plugpull.results import Result, Verdict
 env = nb.environment("six", plugpull_commit)
 r = Result(Verdict.FAIL, "kill-mid-tool", "after-effect", "six x", "refund duplicated", framework="six",

@@ -11,7 +11,7 @@ from builders import make_repo
 # One real kill-and-resume of the default environment's Agent Framework (about a second): real processes,
 # real SIGKILL, the framework's own recovery.
 RUNS_ONE_LINE = """
-from plugpull.report import notebook as nb
+from plugpull.report.kernel import notebook as nb
 env = nb.environment("agent-framework-core", plugpull_commit)
 targets = nb.select_targets("agent-framework", {"variant": ["swap"]})
 results, seconds = nb.run_lines(targets, ["after-effect"], 1, 0, 120.0)

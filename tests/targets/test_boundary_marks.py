@@ -57,3 +57,17 @@ def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_
     results = suite.run_scenario(target, ["before", "after"], settings=settings)
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.message for r in results]
     assert all(r.evidence["counts"] == {"refund": 1} for r in results), [r.evidence["counts"] for r in results]
+
+
+def test_fastaiagent_killed_after_its_run_end_marker_recovers_by_reading_the_finished_run():
+    # The last checkpoint save is FastAIAgent's completed run-end marker: resume(id) refuses it by contract
+    # (AlreadyResumed), so recover reads the finished run's result from the store instead (docs/DECISIONS.md).
+    pytest.importorskip("fastaiagent")
+    target = variant("fastaiagent")
+    settings, runtime = Settings(timeout=120), Runtime()
+    labels = [s.label for s in boundaries.steps_of(clean_of(target, settings, runtime).trace)]
+    assert labels[-1] == "checkpoint-save 2", labels
+    settings.boundaries = ("checkpoint-save 2",)
+    (result,) = suite.run_scenario(target, ["after"], settings=settings, runtime=runtime)
+    assert result.verdict is Verdict.PASS, result.message
+    assert result.evidence["golden"] == [{"status": "completed", "tool_results": ["refunded order A-1001"]}]

@@ -349,16 +349,19 @@ _OPENAI_AGENTS_APPROVAL = BuiltIn(
 )
 
 # FastAIAgent documents an atomic claim of the pending approval (AlreadyResumed for the loser)
-# and crash recovery that re-invokes the saved tool (Agent.aresume docstring, 1.94.0).
+# and crash recovery that re-invokes the saved tool (Agent.aresume docstring, 1.94.0; docs/agents/durability.md,
+# "Tool-boundary crash"). Kind: bug (findings/resume-after-approval/finding.toml).
 # The agent's recover exits 4 and prints this line only when both public ways were refused
 # (src/plugpull/targets/fastaiagent_approval.py); recover's stderr is the one under the line.
 FASTAIAGENT_BOTH_REFUSED = "ChainCheckpointError without Resume; AlreadyResumed with Resume(approved=True)"
 FASTAIAGENT_CLAIM_KEPT = Note(
     text="the approval's claim is taken before the tool runs and a crash cannot give it back: "
-    "resume(id) says 'pass resume_value', resume(id, Resume) says AlreadyResumed "
-    "(Agent.aresume docstring promises crash recovery re-invokes the tool)",
+    "resume(id) says 'pass resume_value', resume(id, Resume) says AlreadyResumed; FastAIAgent's docs: "
+    '"If the process is killed (SIGKILL, OOM, container restart) while a tool is running, [...] A plain '
+    '`agent.resume(execution_id)` re-invokes the saved tool with the saved args"',
     condition=f"recover exited 4 saying {FASTAIAGENT_BOTH_REFUSED!r}",
     holds=lambda r: n.recover_exit(r) == 4 and FASTAIAGENT_BOTH_REFUSED in r.stderr,
+    url="https://github.com/fastaifoundry/fastaiagent-sdk/blob/main/docs/agents/durability.md",
 )
 _FASTAIAGENT = BuiltIn(
     name="fastaiagent",

@@ -14,10 +14,21 @@ boundary is resumed with ``resume(execution_id)`` and the saved tool is re-invok
 
 start:   ``agent.run(...)`` pauses; the execution id goes to $PLUGPULL_WORKDIR/execution_id.
 approve: ``agent.resume(id, resume_value=Resume(approved=True))``; ``AlreadyResumed`` exits 3.
-recover: crash recovery as documented, ``agent.resume(id)``; when the framework answers that
-         the run is suspended on ``interrupt()`` and asks for a ``Resume``, the approval the
+recover: first reads the store (``Checkpointer.get_last``): when the newest row is a ``completed``
+         run-end marker the run already finished before the crash, and a correct app reads its
+         result instead of resuming it (FastAIAgent refuses that resume by contract: "A `completed`
+         marker refuses a resume with `AlreadyResumed`: there is nothing to continue, and
+         continuing would re-fire every side effect", docs/durability/durability-boundaries.md).
+         Otherwise crash recovery as documented, ``agent.resume(id)``; when the framework answers
+         that the run is suspended on ``interrupt()`` and asks for a ``Resume``, the approval the
          human gave is passed again. Exit 0 when the run finished, 4 when every public way
          was refused (the last stderr line names what the framework said).
+
+The run's result (``record_result``) is what FastAIAgent keeps of a run in its store: its status and
+the outputs of the tools in the saved conversation. The model's closing sentence is not kept: the
+run-end marker carries the conversation as the last step saved it, before the final model call
+(``write_run_end`` copies the last checkpoint's snapshot), so an app that lost its process after the
+run finished cannot read it, and the result compares what it can.
 """
 
 from __future__ import annotations
@@ -88,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             with boundary("pending-writes"):  # plugpull
                 return super().put_writes(execution_id, checkpoint_id, writes)
 
-    agent = Agent(name="refunds", llm=FunctionModel(responder), tools=[refund], checkpointer=MarkedCheckpointer())
+    store = MarkedCheckpointer()
+    agent = Agent(name="refunds", llm=FunctionModel(responder), tools=[refund], checkpointer=store)
     id_file = workdir / "execution_id"
 
     if phase == "start":
@@ -109,6 +121,13 @@ def main(argv: list[str] | None = None) -> int:
             return REFUSED
         return finished(result)
     # recover
+    newest = store.get_last(execution_id)
+    if newest is not None and newest.step_type == "run_end" and newest.status == "completed":
+        # The run finished before the crash: its run-end marker is the newest row. Read its result.
+        log("the run already finished (its newest row is a completed run-end marker): reading its result")
+        messages = newest.state_snapshot.get("messages", [])
+        record_result({"status": "completed", "tool_results": tool_results(messages)})  # plugpull
+        return 0
     try:
         result = agent.resume(execution_id)
     except ChainCheckpointError as plain:
@@ -125,12 +144,21 @@ def main(argv: list[str] | None = None) -> int:
     return finished(result)
 
 
+def tool_results(messages) -> list[str]:
+    """The tools' outputs in a conversation: Message objects (a result) or their saved dicts (the store)."""
+
+    def field(m, name):
+        return m.get(name) if isinstance(m, dict) else getattr(m, name, None)
+
+    return [str(field(m, "content")) for m in messages if str(field(m, "role")).endswith("tool")]
+
+
 def finished(result) -> int:
-    """Report a completed run's outcome (its status and the model's final answer); exit 0 only then."""
+    """Report a completed run's outcome (its status and its tools' outputs); exit 0 only then."""
     log(f"{result.status}: {result.output}")
     if result.status != "completed":
         return 1
-    record_result({"status": result.status, "answer": result.output})  # plugpull: the run's outcome
+    record_result({"status": result.status, "tool_results": tool_results(result.messages)})  # plugpull
     return 0
 
 

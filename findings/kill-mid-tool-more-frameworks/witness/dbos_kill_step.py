@@ -1,0 +1,134 @@
+"""DBOS: a workflow SIGKILLed inside a step, recovered by DBOS.launch() in a new process.
+
+    python dbos_kill_step.py --point before-effect|after-effect [--app-version same|changed]
+
+Needs only dbos (SQLite system database, no server). A @DBOS.workflow runs two @DBOS.step()s:
+draft_refund, then refund, whose side effect is a row in effects.db. Child process 1 runs the workflow
+and SIGKILLs itself inside refund, before or after the row. Child 2 calls DBOS.launch(), which recovers
+the pending workflow, and waits for its result. With --app-version changed child 2 runs under another
+application_version, as after a deploy. DBOS docs: a workflow "resumes execution from the last completed
+step" (steps run at least once, https://docs.dbos.dev/explanations/how-workflows-work), and "DBOS does not
+attempt to recover workflows tagged with a different application version" (https://docs.dbos.dev/self-hosting).
+
+Exit 0: recovery finished the workflow with one refund; 1: two refunds, or the workflow never
+finished; 2: the kill did not land as designed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+NAME = "dbos_kill_step"
+WORKFLOW_ID = "refund-A-1001"
+WAIT = 30.0  # recovery of this workflow takes well under a second after launch
+
+
+def effects() -> int:
+    with sqlite3.connect("effects.db") as db:
+        db.execute("create table if not exists effects (name text)")
+        return db.execute("select count(*) from effects where name = 'refund'").fetchone()[0]
+
+
+def child(phase: str, point: str, app_version: str) -> int:
+    from dbos import DBOS, SetWorkflowID
+
+    @DBOS.step()
+    def draft_refund(order_id: str) -> dict:
+        return {"order_id": order_id, "cents": 1999}
+
+    @DBOS.step()
+    def refund(draft: dict) -> str:
+        if phase == "start" and point == "before-effect":
+            os.kill(os.getpid(), signal.SIGKILL)
+        with sqlite3.connect("effects.db") as db:
+            db.execute("insert into effects values ('refund')")
+        if phase == "start" and point == "after-effect":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return f"refunded {draft['cents']} cents on order {draft['order_id']}"
+
+    @DBOS.workflow()
+    def refund_workflow(order_id: str) -> str:
+        return refund(draft_refund(order_id))
+
+    version = "refunds-2" if phase == "resume" and app_version == "changed" else "refunds-1"
+    DBOS(
+        config={
+            "name": "witness-refunds",
+            "system_database_url": f"sqlite:///{os.path.abspath('dbos.sqlite')}",
+            "application_version": version,
+        }
+    )
+    try:
+        DBOS.launch()  # recovers this executor's PENDING workflows of this application version
+        if phase == "start":
+            with SetWorkflowID(WORKFLOW_ID):
+                refund_workflow("A-1001")
+            return 0
+        handle = DBOS.retrieve_workflow(WORKFLOW_ID)
+        deadline = time.monotonic() + WAIT
+        status = handle.get_status()
+        while status.status in ("PENDING", "ENQUEUED") and time.monotonic() < deadline:
+            time.sleep(0.2)
+            status = handle.get_status()
+        print(json.dumps({"status": status.status, "recorded_version": status.app_version, "ran_version": version}))
+        return 0
+    finally:
+        DBOS.destroy()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--point", choices=("before-effect", "after-effect"), default="after-effect")
+    parser.add_argument("--app-version", choices=("same", "changed"), default="same")
+    parser.add_argument("--phase", choices=("start", "resume"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase:
+        return child(args.phase, args.point, args.app_version)
+
+    def run(phase: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, __file__, "--point", args.point, "--app-version", args.app_version, "--phase", phase]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=240)
+
+    out = {"witness": NAME, "framework": "dbos", "version": importlib.metadata.version("dbos")}
+    for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
+        if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
+            os.remove(stale)
+    effects()
+    start = run("start")
+    if start.returncode != -signal.SIGKILL:
+        out.update(verdict="ERROR", counts={"refund": effects()}, did=f"start was not SIGKILLed: {start.stderr[-300:]}")
+        print(json.dumps(out))
+        return 2
+    resume = run("resume")
+    lines = resume.stdout.strip().splitlines()
+    if resume.returncode != 0 or not lines:
+        out.update(verdict="ERROR", counts={"refund": effects()}, did=f"resume crashed: {resume.stderr[-300:]}")
+        print(json.dumps(out))
+        return 2
+    seen = json.loads(lines[-1])
+    refunds = effects()
+    ok = seen["status"] == "SUCCESS" and refunds == 1
+    out.update(
+        verdict="PASS" if ok else "FAIL",
+        counts={"refund": refunds},
+        did=(
+            f"workflow SIGKILLed inside its refund step ({args.point}); DBOS.launch() in a new process "
+            f"(application_version {seen['ran_version']}, workflow recorded under {seen['recorded_version']}) "
+            f"left it {seen['status']}; {refunds} refund(s)"
+        ),
+        detail=seen,
+    )
+    print(json.dumps(out))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""Google ADK tool confirmation: several processes confirm one pending call at once (no plugpull).
+
+    python adk_racing_approvers.py [--session sqlite|database] [--db-url URL] [--approvers 5]
+
+A resumable App whose LlmAgent calls FunctionTool(refund, require_confirmation=True); a scripted
+BaseLlm stands in for the model (no key, no network). The session store is SqliteSessionService, or
+DatabaseSessionService (sqlite+aiosqlite, or --db-url). Each step is its own process, as behind a
+load-balanced API: ``start`` runs until the invocation pauses on adk_request_confirmation; then N
+``approve`` processes load the session, wait at a file barrier until all N are there, and send
+FunctionResponse({"confirmed": true}) with run_async(invocation_id=..., new_message=...). The tool
+counts its runs in a SQLite table. An approver whose append fails the store's stale-session check
+(StaleSessionError; on 1.x a ValueError from the same check) exits 3: it was told no.
+Exit 0: one approver ran the tool and finished, every other was told no or ran nothing; 1: otherwise
+(more than one ran the tool, or the one that ran it did not finish); 2: the race did not happen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+from google.adk.agents import LlmAgent
+from google.adk.apps import App, ResumabilityConfig
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.adk.tools import FunctionTool
+from google.genai import types
+
+APP, USER, SESSION, CONFIRM = "refunds", "customer-1", "refund-A-1001", "adk_request_confirmation"
+warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+
+
+class ScriptedLlm(BaseLlm):
+    """Asks for the refund until the conversation holds its result, then answers in text."""
+
+    model: str = "scripted"
+
+    async def generate_content_async(self, llm_request, stream=False):
+        parts = [p for c in llm_request.contents or [] for p in c.parts or []]
+        if any(p.function_response and p.function_response.name == "refund" for p in parts):
+            part = types.Part(text="Refund for order A-1001 is done.")
+        else:
+            part = types.Part(
+                function_call=types.FunctionCall(name="refund", args={"order_id": "A-1001", "cents": 1999})
+            )
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+
+def refund(order_id: str, cents: int) -> dict:
+    """Refund an order at the payment provider: one row per run."""
+    with sqlite3.connect(os.environ["WITNESS_COUNTER"], timeout=30) as db:
+        db.execute("INSERT INTO refunds (pid) VALUES (?)", (os.getpid(),))
+    return {"status": f"refunded {cents} cents on order {order_id}"}
+
+
+def runner(args) -> Runner:
+    if args.session == "sqlite":
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+        sessions = SqliteSessionService(os.path.join(args.workdir, "sessions.sqlite"))
+    else:
+        from google.adk.sessions import DatabaseSessionService
+
+        sessions = DatabaseSessionService(args.db_url or f"sqlite+aiosqlite:///{args.workdir}/sessions.db")
+    tool = FunctionTool(refund, require_confirmation=True)
+    agent = LlmAgent(name="refund_agent", model=ScriptedLlm(), instruction="Refund the order.", tools=[tool])
+    app = App(name=APP, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
+    return Runner(app=app, session_service=sessions)
+
+
+def pending(session) -> tuple[str, str] | None:
+    answered = {r.id for e in session.events for r in e.get_function_responses() if r.name == CONFIRM}
+    calls = [(c.id, e.invocation_id) for e in session.events for c in e.get_function_calls() if c.name == CONFIRM]
+    return next((c for c in reversed(calls) if c[0] not in answered), None)
+
+
+async def child(args) -> int:
+    r = runner(args)
+    if args.phase == "start":
+        await r.session_service.create_session(app_name=APP, user_id=USER, session_id=SESSION)
+        message = types.Content(role="user", parts=[types.Part(text="Please refund order A-1001.")])
+        async for _ in r.run_async(user_id=USER, session_id=SESSION, new_message=message):
+            pass
+        session = await r.session_service.get_session(app_name=APP, user_id=USER, session_id=SESSION)
+        return 0 if pending(session) else 2
+    session = await r.session_service.get_session(app_name=APP, user_id=USER, session_id=SESSION)
+    call_id, invocation_id = pending(session)
+    open(os.path.join(args.workdir, f"ready-{os.getpid()}"), "w").close()
+    while not os.path.exists(os.path.join(args.workdir, "go")):  # the barrier: all N confirm at once
+        time.sleep(0.002)
+    answer = types.FunctionResponse(id=call_id, name=CONFIRM, response={"confirmed": True})
+    message = types.Content(role="user", parts=[types.Part(function_response=answer)])
+    try:
+        async for _ in r.run_async(user_id=USER, session_id=SESSION, invocation_id=invocation_id, new_message=message):
+            pass
+    except ValueError as e:  # 2.x: StaleSessionError(ValueError); 1.x: ValueError from the same check
+        if type(e).__name__ == "StaleSessionError" or "stale session" in str(e) or "modified in storage" in str(e):
+            print(f"{type(e).__name__}: {e}", file=sys.stderr)
+            return 3
+        raise
+    return 0
+
+
+def race(args) -> dict:
+    counter = os.path.join(args.workdir, "counter.sqlite")
+    with sqlite3.connect(counter) as db:
+        db.execute("CREATE TABLE refunds (pid INTEGER)")
+    env = {**os.environ, "WITNESS_COUNTER": counter}
+    me = [sys.executable, os.path.abspath(__file__), "--session", args.session, "--workdir", args.workdir]
+    me += ["--db-url", args.db_url] if args.db_url else []
+    start = subprocess.run([*me, "--phase", "start"], env=env, capture_output=True, text=True, timeout=120)
+    if start.returncode != 0:
+        return {"verdict": "ERROR", "did": f"start exited {start.returncode}: {start.stderr.strip()[-300:]}"}
+    approve = [*me, "--phase", "approve"]
+    procs = [subprocess.Popen(approve, env=env, stderr=subprocess.PIPE, text=True) for _ in range(args.approvers)]
+    deadline = time.monotonic() + 120
+    while sum(f.startswith("ready-") for f in os.listdir(args.workdir)) < args.approvers:
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            for p in procs:
+                p.kill()
+            return {"verdict": "ERROR", "did": "not every approver reached the barrier"}
+        time.sleep(0.01)
+    open(os.path.join(args.workdir, "go"), "w").close()
+    errors = [p.communicate(timeout=120)[1].strip().splitlines() or [""] for p in procs]
+    with sqlite3.connect(counter) as db:
+        ran = [pid for (pid,) in db.execute("SELECT pid FROM refunds")]
+    session = asyncio.run(runner(args).session_service.get_session(app_name=APP, user_id=USER, session_id=SESSION))
+    stored = sum(r.name == CONFIRM for e in session.events for r in e.get_function_responses())
+    approvers = [
+        {"exit": p.returncode, "ran_tool": p.pid in ran, "error": err[-1][:200] if p.returncode else ""}
+        for p, err in zip(procs, errors, strict=True)
+    ]
+    finished = [a for a in approvers if a["ran_tool"] and a["exit"] == 0]
+    refused = [a for a in approvers if not a["ran_tool"] and a["exit"] == 3]
+    told_no = [a for a in approvers if not a["ran_tool"] and a["exit"] in (0, 3)]
+    ok = len(ran) == 1 and len(finished) == 1 and len(told_no) == args.approvers - 1
+    did = (
+        f"{args.approvers} processes confirmed one pending refund at once ({args.session}): the tool ran "
+        f"{len(ran)} time(s) and {len(finished)} approver(s) finished; the session stored {stored} answer(s) "
+        f"to the one confirmation; {len(refused)} approver(s) got the stale-session error before the tool"
+    )
+    verdict = "PASS" if ok else "FAIL"
+    return {
+        "verdict": verdict,
+        "counts": {"refund": len(ran)},
+        "did": did,
+        "detail": {"answers_stored": stored, "approvers": approvers},
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--session", choices=("sqlite", "database"), default="sqlite")
+    parser.add_argument("--db-url", help="DatabaseSessionService URL (default: sqlite+aiosqlite in a temp dir)")
+    parser.add_argument("--approvers", type=int, default=5)
+    parser.add_argument("--phase", choices=("start", "approve"), help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase:
+        return asyncio.run(child(args))
+    if args.approvers < 2:
+        parser.error("--approvers must be at least 2")
+    with tempfile.TemporaryDirectory() as args.workdir:
+        result = race(args)
+    version = importlib.metadata.version("google-adk")
+    print(json.dumps({"witness": "adk_racing_approvers", "framework": "google-adk", "version": version, **result}))
+    return {"PASS": 0, "FAIL": 1}.get(result["verdict"], 2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

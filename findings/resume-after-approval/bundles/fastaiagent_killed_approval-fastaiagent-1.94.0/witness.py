@@ -1,0 +1,145 @@
+"""FastAIAgent: a process SIGKILLed inside the approved tool leaves a run no public call can finish.
+
+    python fastaiagent_killed_approval.py --point before-effect|after-effect|before-save
+
+Needs only fastaiagent. An Agent with SQLiteCheckpointer and an offline FunctionModel asks for a
+refund; the refund tool calls interrupt() first, so the run pauses (child process 1). Child 2 approves
+with agent.resume(id, resume_value=Resume(approved=True)) and SIGKILLs itself inside the approved tool,
+before or after the refund (a row in effects.db), or after the tool returned, in the checkpointer's
+next put() (before-save). Child 3 recovers as the docs say (docs/agents/durability.md, "Tool-boundary
+crash": "A plain agent.resume(execution_id) re-invokes the saved tool"), and, refused, resumes with
+the approval again.
+
+Exit 0: recovery finished the run with one refund; 1: it could not (the claim taken by the killed
+approver is never given back); 2: the kill did not land as designed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+NAME = "fastaiagent_killed_approval"
+
+
+def effects() -> int:
+    with sqlite3.connect("effects.db") as db:
+        db.execute("create table if not exists effects (name text)")
+        return db.execute("select count(*) from effects where name = 'refund'").fetchone()[0]
+
+
+def child(phase: str, point: str) -> int:
+    os.environ["FASTAIAGENT_LOCAL_DB"] = os.path.abspath("local.db")
+    from fastaiagent import Agent, AlreadyResumed, Resume, SQLiteCheckpointer, interrupt, tool
+    from fastaiagent._internal.errors import ChainCheckpointError
+    from fastaiagent.testing import FunctionModel
+
+    def reply(messages):
+        if any(str(getattr(m, "role", "")).endswith("tool") for m in messages):
+            return "Refund for order A-1001 is done."
+        return "", [{"name": "refund", "arguments": {"order_id": "A-1001"}}]
+
+    @tool
+    def refund(order_id: str) -> str:
+        """Refund an order once a human approves."""
+        interrupt("refund needs approval", {"order_id": order_id})  # returns the Resume when approved
+        if phase == "approve" and point == "before-effect":
+            os.kill(os.getpid(), signal.SIGKILL)
+        with sqlite3.connect("effects.db") as db:
+            db.execute("create table if not exists effects (name text)")
+            db.execute("insert into effects values ('refund')")
+        if phase == "approve" and point == "after-effect":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return f"refunded order {order_id}"
+
+    class Store(SQLiteCheckpointer):
+        def put(self, checkpoint):
+            # before-save: the approved tool has returned; die before the run's next checkpoint.
+            if phase == "approve" and point == "before-save":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return super().put(checkpoint)
+
+    agent = Agent(name="refunds", llm=FunctionModel(reply), tools=[refund], checkpointer=Store())
+    if phase == "start":
+        result = agent.run("Please refund order A-1001.")
+        Path("execution_id").write_text(result.execution_id)
+        return 0 if result.status == "paused" else 2
+    execution_id = Path("execution_id").read_text()
+    if phase == "approve":
+        agent.resume(execution_id, resume_value=Resume(approved=True))
+        return 0
+    said = []
+    store = agent._checkpointer
+    newest = store.get_last(execution_id)
+    said.append(f"newest row {newest.node_id} status={newest.status}")
+    try:
+        result = agent.resume(execution_id)
+    except ChainCheckpointError as plain:
+        said.append(f"resume(id): ChainCheckpointError: {plain}")
+        try:
+            result = agent.resume(execution_id, resume_value=Resume(approved=True))
+        except AlreadyResumed as again:
+            said.append(f"resume(id, Resume(approved=True)): AlreadyResumed: {again}")
+            print(json.dumps({"finished": False, "said": said}))
+            return 0
+    print(json.dumps({"finished": result.status == "completed", "said": said + [f"resumed: {result.status}"]}))
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--point", choices=("before-effect", "after-effect", "before-save"), default="after-effect")
+    parser.add_argument("--phase", choices=("start", "approve", "recover"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase:
+        return child(args.phase, args.point)
+
+    def run(phase: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, __file__, "--point", args.point, "--phase", phase]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=240)
+
+    version = importlib.metadata.version("fastaiagent")
+    out = {"witness": NAME, "framework": "fastaiagent", "version": version}
+    for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
+        if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
+            os.remove(stale)
+    effects()
+    start = run("start")
+    approve = run("approve") if start.returncode == 0 else None
+    if approve is None or approve.returncode != -signal.SIGKILL:
+        what = start.stderr[-300:] if approve is None else f"approve exit {approve.returncode}: {approve.stderr[-300:]}"
+        out.update(verdict="ERROR", counts={"refund": effects()}, did=f"the approver was not SIGKILLed: {what}")
+        print(json.dumps(out))
+        return 2
+    recover = run("recover")
+    lines = recover.stdout.strip().splitlines()
+    if recover.returncode != 0 or not lines:
+        out.update(verdict="ERROR", counts={"refund": effects()}, did=f"recover crashed: {recover.stderr[-300:]}")
+        print(json.dumps(out))
+        return 2
+    seen = json.loads(lines[-1])
+    refunds = effects()
+    ok = seen["finished"] and refunds == 1
+    out.update(
+        verdict="PASS" if ok else "FAIL",
+        counts={"refund": refunds},
+        did=(
+            f"paused on interrupt(), approved in a new process that was SIGKILLed at {args.point}; "
+            f"recovery {'finished the run' if seen['finished'] else 'could not finish the run'}, "
+            f"{refunds} refund(s)"
+        ),
+        detail={"recover": seen["said"]},
+    )
+    print(json.dumps(out))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

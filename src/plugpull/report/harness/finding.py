@@ -1,0 +1,186 @@
+"""Findings: ``findings/<id>/finding.toml`` read into a :class:`Finding` with its pin sets.
+
+A finding is one reproducible claim about an upstream framework: its notebook, default
+parameters and the pin sets (locked requirements files) it runs against.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from plugpull.report.kernel.claims import Claim, ClaimError
+from plugpull.report.kernel.claims import parse as parse_claims
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: tomllib is 3.11+; tomli is the same parser, backported
+    import tomli as tomllib  # type: ignore[no-redef]
+
+FINDINGS_DIR = "findings"
+# A locked requirement: "name==version" (optionally "; marker"), then its hashes.
+_PINNED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?==[^\s;\\]+")
+
+
+class FindingError(ValueError):
+    """A finding or pin set that cannot be used: bad input, reported as one line."""
+
+
+@dataclass(frozen=True)
+class PinSet:
+    name: str
+    requirements: Path  # the locked requirements file (uv pip compile --generate-hashes)
+    # An upgrade pair (resume-after-upgrade): the lock of the release the run starts on (A); the
+    # kernel, and the resume, run in ``requirements`` (B). None for an ordinary pin set.
+    start: Path | None = None
+
+    def locks(self) -> list[Path]:
+        """Every lock file this pin set needs an environment for: A's (if a pair), then the kernel's."""
+        return [*([self.start] if self.start is not None else []), self.requirements]
+
+    def check_locked(self) -> None:
+        """Every requirement is pinned with ``==`` and carries a hash, as ``--require-hashes`` needs."""
+        for lock in self.locks():
+            self._check_lock(lock)
+
+    def _check_lock(self, lock: Path) -> None:
+        if not lock.is_file():
+            raise FindingError(f"pin set {self.name!r}: lock file {lock} does not exist")
+        text = lock.read_text()
+        entries = [e for e in re.split(r"\n(?=\S)", text) if e.strip() and not e.lstrip().startswith(("#", "-"))]
+        if not entries:
+            raise FindingError(f"pin set {self.name!r}: {lock} holds no requirements")
+        for entry in entries:
+            first = entry.splitlines()[0].strip()
+            if not _PINNED.match(first) or "--hash=" not in entry:
+                raise FindingError(
+                    f"pin set {self.name!r}: {lock}: {first!r} is not pinned "
+                    "with == and a --hash (regenerate it with uv pip compile --generate-hashes)"
+                )
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    title: str
+    claim: str
+    notebook: Path
+    framework: str  # the distribution whose version the results are about (the first, with several)
+    target: str  # the built-in target the notebook breaks (the first, with several)
+    links: dict[str, Any]
+    parameters: dict[str, Any]
+    pins: tuple[PinSet, ...]
+    root: Path  # the repository root
+    directory: Path = field(default=Path())
+    # A finding about several frameworks lists them all (finding.toml: framework = [...], target = [...]);
+    # each pin set then installs one or more of them and the notebook runs the targets it can import.
+    frameworks: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    # What the finding expects per line and per pin set or version range (report/kernel/claims.py).
+    claims: tuple[Claim, ...] = ()
+
+    def line_repeats(self) -> list[dict[str, Any]]:
+        """The notebooks' ``line_repeats`` parameter: the lines that run more than ``repeats`` times."""
+        return [c.line_repeats() for c in self.claims if c.repeats > 1]
+
+    def pin(self, name: str) -> PinSet:
+        for pin in self.pins:
+            if pin.name == name:
+                return pin
+        raise FindingError(
+            f"finding {self.id!r} has no pin set {name!r}; its pin sets: {', '.join(p.name for p in self.pins)}"
+        )
+
+
+def load_finding(directory: Path, root: Path) -> Finding:
+    path = directory / "finding.toml"
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise FindingError(f"{path}: {exc}") from None
+    missing = [k for k in ("id", "title", "claim", "notebook", "framework", "target", "pins") if k not in data]
+    if missing:
+        raise FindingError(f"{path}: missing {', '.join(missing)}")
+    if data["id"] != directory.name:
+        raise FindingError(f"{path}: id {data['id']!r} does not match its folder {directory.name!r}")
+    pins = tuple(_pin_set(p, directory, path) for p in data["pins"])
+    pins += generated_pins(directory, {p.name for p in pins})
+    frameworks, targets = _names(data["framework"], path, "framework"), _names(data["target"], path, "target")
+    try:
+        claims = parse_claims(data.get("claims"), str(path), [p.name for p in pins])
+    except ClaimError as exc:
+        raise FindingError(str(exc)) from None
+    return Finding(
+        id=data["id"],
+        title=data["title"],
+        claim=" ".join(data["claim"].split()),
+        notebook=root / data["notebook"],
+        framework=frameworks[0],
+        target=targets[0],
+        links=data.get("links", {}),
+        parameters=data.get("parameters", {}),
+        pins=pins,
+        root=root,
+        directory=directory,
+        frameworks=frameworks,
+        targets=targets,
+        claims=claims,
+    )
+
+
+def _pin_set(data: Any, directory: Path, path: Path) -> PinSet:
+    """One ``[[pins]]`` table: ``name`` and ``requirements``, plus ``from`` for an upgrade pair (A's lock)."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("name"), str)
+        or not isinstance(data.get("requirements"), str)
+    ):
+        raise FindingError(f"{path}: every [[pins]] needs name = '...' and requirements = 'pins/....txt'")
+    start = data.get("from")
+    if start is not None and not isinstance(start, str):
+        raise FindingError(f"{path}: pin set {data['name']!r}: from is the start release's lock file, a path")
+    return PinSet(data["name"], directory / data["requirements"], None if start is None else directory / start)
+
+
+# The first line of a pin set's .in written by `plugpull report sweep` (report/harness/sweep.py). It names the
+# flag the sweep had when the first ones were committed: the mark of a file format, kept so they are still found.
+GENERATED_MARK = "# generated by plugpull report --sweep"
+
+
+def generated_pins(directory: Path, listed: set[str]) -> tuple[PinSet, ...]:
+    """The pin sets a sweep generated (``pins/NAME.in`` marked generated, its lock beside it): they belong
+    to the finding without a [[pins]] entry each, so a sweep over 30 releases leaves finding.toml short."""
+    found = []
+    for source in sorted((directory / "pins").glob("*.in")):
+        lock = source.with_suffix(".txt")
+        if source.stem in listed or not lock.is_file():
+            continue
+        with source.open() as handle:
+            if handle.readline().startswith(GENERATED_MARK):
+                found.append(PinSet(source.stem, lock))
+    return tuple(found)
+
+
+def _names(value: Any, path: Path, key: str) -> tuple[str, ...]:
+    """``"x"`` or ``["x", "y"]`` as a non-empty tuple of strings."""
+    names = (value,) if isinstance(value, str) else tuple(value) if isinstance(value, list) else ()
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise FindingError(f"{path}: {key} must be a name or a non-empty list of names")
+    return names
+
+
+def load_all(root: Path) -> dict[str, Finding]:
+    """Every finding under ``root/findings``, by id, in name order."""
+    base = root / FINDINGS_DIR
+    dirs = sorted(d for d in base.iterdir() if (d / "finding.toml").is_file()) if base.is_dir() else []
+    return {d.name: load_finding(d, root) for d in dirs}
+
+
+def find_root(start: Path) -> Path | None:
+    """The repository root: the nearest folder up from ``start`` with findings/ and pyproject.toml."""
+    for folder in (start, *start.parents):
+        if (folder / FINDINGS_DIR).is_dir() and (folder / "pyproject.toml").is_file():
+            return folder
+    return None

@@ -1,0 +1,494 @@
+"""What a findings notebook calls, inside its kernel: the logic, so notebooks stay thin.
+
+Runs in the pin set's environment, which installs plugpull (no dependencies), the framework,
+pandas, matplotlib and ipykernel: so this module imports pandas and matplotlib lazily, in the
+functions that draw, and never papermill or nbconvert (harness side).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import os
+import platform
+import random
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from plugpull import rendering
+from plugpull.notes import describe
+from plugpull.report.kernel import claims, record, versions
+from plugpull.results import Result, Verdict
+from plugpull.results import lines as results_lines
+from plugpull.scenarios import Runtime, Settings
+from plugpull.suite import run_scenario
+from plugpull.targets import BUILT_INS, UPGRADES, Target, upgrade_targets
+
+
+def version_of(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def environment(framework: str | list[str], plugpull_commit: str | None) -> dict[str, Any]:
+    """Versions and platform, read here in the kernel (never copied from a pin file).
+
+    The installed plugpull has no .git, so its commit comes in as a parameter from the harness.
+    A finding about several frameworks passes them all: each one's version is read (None when this
+    environment lacks it) and the record is named after the first one installed.
+    """
+    frameworks = [framework] if isinstance(framework, str) else list(framework)
+    found = {name: version_of(name) for name in frameworks}
+    now = dt.datetime.now(dt.timezone.utc)
+    return {
+        "framework": next((name for name in frameworks if found[name]), frameworks[0]),
+        "date": now.date().isoformat(),
+        "started_at": now.isoformat(timespec="seconds"),
+        "versions": {
+            **found,
+            "plugpull": version_of("plugpull"),
+            "plugpull_commit": plugpull_commit,
+            "python": platform.python_version(),
+            "os": platform.platform(),
+            "pandas": version_of("pandas"),
+            "matplotlib": version_of("matplotlib"),
+            "ipykernel": version_of("ipykernel"),
+        },
+        "python_executable": sys.executable,
+        "cpus": os.cpu_count(),
+    }
+
+
+def select_targets(name: str, options: dict[str, list[Any]]) -> list[Target]:
+    """The built-in target's variants whose options take one of the listed values, in built-in order.
+
+    ``{"durability": ["sync"]}`` keeps the variants with durability=sync; ``{}`` keeps all.
+    A listed value no variant has is an error naming the values there are.
+    """
+    if name not in BUILT_INS:
+        raise ValueError(f"unknown target {name!r}; built-in targets here: {', '.join(BUILT_INS)}")
+    built_in = BUILT_INS[name]
+    if not built_in.installed():
+        raise RuntimeError(f"target {name!r} needs {built_in.module!r}, which this kernel's environment lacks")
+    for key, values in options.items():
+        known = sorted({str(v.options.get(key)) for v in built_in.variants})
+        for value in values:
+            if str(value) not in known:
+                raise ValueError(f"target {name!r} has no variant with {key}={value}; known: {', '.join(known)}")
+    return [
+        v
+        for v in built_in.variants
+        if all(str(v.options.get(k)) in {str(x) for x in vals} for k, vals in options.items())
+    ]
+
+
+def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[list[Target], list[str]]:
+    """For a finding about several frameworks: the variants of each built-in target whose framework
+    this kernel can import, and one line per name saying what ran here or why it was skipped.
+
+    An option applies to the targets whose variants carry it (``durability`` to langgraph-approval
+    only); a key no listed target carries, or a value none has, is an error. No target installed is one too.
+    """
+    unknown = [n for n in names if n not in BUILT_INS]
+    if unknown:
+        raise ValueError(f"unknown target {unknown[0]!r}; built-in targets here: {', '.join(BUILT_INS)}")
+    for key in options:
+        if not any(key in v.options for n in names for v in BUILT_INS[n].variants):
+            raise ValueError(f"no target of {', '.join(names)} has the option {key!r}")
+    targets: list[Target] = []
+    said: list[str] = []
+    for name in names:
+        built_in = BUILT_INS[name]
+        framework = built_in.variants[0].framework or built_in.module
+        if not built_in.installed():
+            said.append(f"{name}: skipped, {framework} is not installed in this environment")
+            continue
+        mine = {k: v for k, v in options.items() if any(k in t.options for t in built_in.variants)}
+        kept = select_targets(name, mine)
+        targets += kept
+        said.append(f"{name}: {framework} {version_of(framework)}, {len(kept)} variant(s)")
+    if not targets:
+        raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
+    return targets, said
+
+
+def upgrade_environment(frameworks: list[str], from_python: str | None, plugpull_commit: str | None) -> dict[str, Any]:
+    """:func:`environment` for an upgrade pair: this kernel is release B's environment; release A's
+    versions are read inside A's interpreter (``from_python``), never copied from a pin file.
+
+    ``upgrade`` names the pair: ``{"framework", "from", "to"}`` (docs/json-schema.md).
+    """
+    env = environment(frameworks, plugpull_commit)
+    if not from_python:
+        raise RuntimeError("no from_python: this notebook runs on an upgrade pair (a pin set with from = ...)")
+    started = versions.installed_in(Path(from_python), [*frameworks, "plugpull"])
+    framework = next((f for f in frameworks if started.get(f) and env["versions"].get(f)), env["framework"])
+    env["framework"] = framework
+    env["versions_from"] = started
+    env["upgrade"] = {"framework": framework, "from": started.get(framework), "to": env["versions"].get(framework)}
+    return env
+
+
+def select_upgrades(
+    names: list[str], from_python: str, options: dict[str, list[Any]] | None = None
+) -> tuple[list[Target], list[str]]:
+    """The built-in resume-after-upgrade targets (targets.UPGRADES) of each framework this kernel (B) can
+    import, each starting under ``from_python`` (A); one line per name saying what runs or why not.
+
+    ``options`` keeps the variants whose options take one of the listed values; an option applies to the
+    targets that carry it (``variant`` to agent-framework only).
+    """
+    unknown = [n for n in names if n not in UPGRADES]
+    if unknown:
+        raise ValueError(f"no built-in resume-after-upgrade target {unknown[0]!r}; known: {', '.join(UPGRADES)}")
+    import importlib.util
+
+    targets: list[Target] = []
+    said: list[str] = []
+    for name in names:
+        module = UPGRADES[name][0]
+        if importlib.util.find_spec(module) is None:
+            said.append(f"{name}: skipped, {module} is not installed in this environment")
+            continue
+        mine = [
+            t
+            for t in upgrade_targets(name, from_python)
+            if all(
+                str(t.options.get(k)) in {str(v) for v in vals} for k, vals in (options or {}).items() if k in t.options
+            )
+        ]
+        targets += mine
+        said.append(f"{name}: {len(mine)} variant(s), start under {from_python}, resume here ({sys.executable})")
+    if not targets:
+        raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
+    return targets, said
+
+
+def run_lines(
+    targets: list[Target],
+    points: list[str],
+    repeats: int,
+    seed: int | None,
+    timeout: float,
+    racers: int | None = None,
+    line_repeats: list[dict[str, Any]] | None = None,
+) -> tuple[list[Result], float]:
+    """Run every (target, point) ``repeats`` times, or more where ``line_repeats`` says so (the
+    finding's timing lines, finding.toml ``[[claims]]``); returns the results in line order and the
+    wall time.
+
+    With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
+    cache, other jobs) spreads over every line instead of landing on the last ones; the results
+    are put back in line order (target, point, repeat) for the table and the text.
+    """
+    jobs = [
+        (t, p, r)
+        for t, target in enumerate(targets)
+        for p, point in enumerate(points)
+        for r in range(
+            claims.repeats_for(line_repeats or [], target.scenario, point, target.framework, target.options, repeats)
+        )
+    ]
+    order = list(jobs)
+    if seed is not None:
+        random.Random(seed).shuffle(order)
+    settings = Settings(timeout=timeout)
+    if racers is not None:  # resume-after-approval, racing-resumers
+        settings.racers = racers
+    done: dict[tuple[int, int, int], list[Result]] = {}
+    began = time.monotonic()
+    # One runtime for every job: a target's clean run (and probe) is made once and shared by its lines.
+    with Runtime() as runtime:
+        for job in order:
+            t, p, _ = job
+            done[job] = run_scenario(targets[t], [points[p]], settings=settings, runtime=runtime)
+    return [r for job in jobs for r in done[job]], time.monotonic() - began
+
+
+def lines(results: list[Result]) -> list[dict[str, Any]]:
+    """One entry per line (scenario, point, target variant) in run order: its runs, verdict counts,
+    FAIL rate over the finished runs (PASS + FAIL) with its 95 % Wilson interval, and effect counts."""
+    out = []
+    for (scenario, point, _), runs in results_lines(results).items():
+        counted = {v.value: sum(r.verdict is v for r in runs) for v in Verdict}
+        finished = counted["PASS"] + counted["FAIL"]
+        low, high = claims.wilson(counted["FAIL"], finished)
+        effects: dict[str, int] = {}
+        for r in runs:
+            effects[counts_text(r)] = effects.get(counts_text(r), 0) + 1
+        # Notes whose condition held on a run's evidence, apart from what was measured; with repeats,
+        # how many runs each attached to.
+        noted: dict[str, int] = {}
+        for r in runs:
+            for note in r.notes:
+                noted[describe(note)] = noted.get(describe(note), 0) + 1
+        out.append(
+            {
+                "scenario": scenario,
+                "point": point,
+                "framework": runs[0].framework,
+                "version": runs[0].version,
+                "options": " ".join(f"{k}={v}" for k, v in runs[0].options.items()),
+                "runs": len(runs),
+                **counted,
+                "fail_rate": counted["FAIL"] / finished if finished else None,
+                "ci_low": low if finished else None,
+                "ci_high": high if finished else None,
+                "effects": "; ".join(f"{e} ×{n}" if len(effects) > 1 else e for e, n in effects.items()),
+                "notes": "; ".join(f"{t} ×{n}" if len(runs) > 1 else t for t, n in noted.items()),
+            }
+        )
+    return out
+
+
+def table(results: list[Result]):
+    """One row per line: runs, PASS / FAIL / ERROR, the FAIL rate with its 95 % Wilson interval,
+    and the effect counts seen (with how many runs saw each). What the HTML shows."""
+    import pandas as pd
+
+    rows = lines(results)
+    for row in rows:
+        rate = row.pop("fail_rate")
+        low, high = row.pop("ci_low"), row.pop("ci_high")
+        row["FAIL rate [95% CI]"] = "—" if rate is None else f"{rate:.2f} [{low:.2f}, {high:.2f}]"
+    frame = pd.DataFrame(rows)
+    columns = ["point", "options", "runs", "PASS", "FAIL", "ERROR", "FAIL rate [95% CI]", "effects", "notes"]
+    if len({r.framework for r in results}) > 1:
+        columns = ["framework", "version", *columns]
+    return frame[columns] if rows else frame
+
+
+def counts_text(result: Result) -> str:
+    counts = result.evidence.get("counts") or {}
+    return ", ".join(f"{name}={n}" for name, n in counts.items()) if isinstance(counts, dict) else str(counts)
+
+
+def plot(results: list[Result], repeats: int | None = None):
+    """The FAIL rate per line (point, target options) with its 95 % Wilson interval, labelled with
+    the counts: a line run once shows 0 or 1 with a wide interval, which is what one run tells.
+    ``repeats`` is accepted for older notebooks and unused (each line says its own run count)."""
+    import matplotlib.pyplot as plt
+
+    rows = lines(results)
+    several = len({r["framework"] for r in rows}) > 1
+    labels = [
+        (f"{r['framework']}\n" if several else "") + r["point"] + "".join(f"\n{o}" for o in r["options"].split())
+        for r in rows
+    ]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(rows) + 1.5), 4.2))
+    for i, r in enumerate(rows):
+        if r["fail_rate"] is None:  # every run ERROR: no rate
+            ax.annotate(f"ERROR ×{r['ERROR']}", (i, 0.02), ha="center", fontsize=8, color="#616161")
+            continue
+        rate = r["fail_rate"]
+        color = "#c62828" if rate > 0 else "#2e7d32"
+        ax.bar(i, rate, color=color, alpha=0.35, width=0.6)
+        ax.errorbar(
+            i, rate, yerr=[[rate - r["ci_low"]], [r["ci_high"] - rate]], fmt="o", color=color, capsize=4, lw=1.5
+        )
+        text = f"{r['FAIL']}/{r['PASS'] + r['FAIL']}" + (f"\n+{r['ERROR']} ERROR" if r["ERROR"] else "")
+        ax.annotate(text, (i, min(r["ci_high"] + 0.03, 1.02)), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(rows)), labels, fontsize=8)
+    ax.set_ylim(0, 1.15)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_ylabel("FAIL rate (95 % Wilson interval)")
+    ax.set_title("FAIL rate per point and variant (FAIL / finished runs)")
+    fig.tight_layout()
+    return fig
+
+
+def text(results: list[Result]) -> str:
+    """The result lines exactly as ``plugpull`` prints them (with resume's stderr under a line that shows it)."""
+    return rendering.format_text(results)
+
+
+def repository_url() -> str | None:
+    """The public repository from plugpull's own metadata (pyproject.toml ``[project.urls] Repository``)."""
+    try:
+        entries = importlib.metadata.metadata("plugpull").get_all("Project-URL") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("repository", "source") and url.strip():
+            return url.strip()
+    return None
+
+
+def reproduce(finding: str, pin: str, parameters: dict[str, Any], commit: str | None, url: str | None = None) -> str:
+    """The commands that re-run this report, for the notebook's "how to reproduce" cell.
+
+    ``plugpull report`` needs the repository (findings/, notebooks/, the pin sets), so the commands
+    start from a clone: from the public URL in plugpull's metadata when there is one; else they are
+    the commands to run inside a plugpull checkout, and the first line says so (no placeholder to
+    fill in: every printed line runs as printed there). docs/DECISIONS.md, issue 10.
+    """
+    url = url if url is not None else repository_url()
+    overrides = " ".join(f"-p {k} {shlex.quote(_json(v))}" for k, v in parameters.items())
+    if url:
+        lines = [f"git clone {shlex.quote(url)} plugpull && cd plugpull"]
+    else:
+        lines = ["# in a checkout of the plugpull repository (it has no public URL in its metadata yet):"]
+    if commit and commit.endswith("-dirty"):
+        lines.append(f"git checkout {commit[: -len('-dirty')]}  # this run had uncommitted changes on top of it")
+    elif commit:
+        lines.append(f"git checkout {commit}")
+    lines.append(f"uv run plugpull report --finding {finding} --pin {pin}" + (f" {overrides}" if overrides else ""))
+    return "\n".join(lines)
+
+
+def write_record(
+    path: str | os.PathLike[str],
+    *,
+    finding: str,
+    pin: str,
+    env: dict[str, Any],
+    parameters: dict[str, Any],
+    results: list[Result],
+    scenario_seconds: float,
+) -> dict[str, Any]:
+    # An upgrade pair's record names both releases (upgrade) and A's versions (versions_from).
+    extra = {k: env[k] for k in ("upgrade", "versions_from") if k in env}
+    doc = record.build(
+        finding=finding,
+        pin=pin,
+        date=env["date"],
+        started_at=env["started_at"],
+        finished_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        versions=env["versions"],
+        parameters=parameters,
+        results=results,
+        framework=env["framework"],
+        scenario_seconds=round(scenario_seconds, 3),
+        **extra,
+    )
+    record.write(Path(path), doc)
+    return doc
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def run_map(
+    targets: list[Target],
+    points: list[str],
+    timeout: float,
+    *,
+    boundaries: list[str] | None = None,
+    jobs: int = 2,
+    fork_server: bool = True,
+) -> tuple[list[Result], float]:
+    """every-boundary over ``targets``: each kill-and-resume variant killed at every boundary of its clean run.
+
+    Built-in targets become every-boundary targets (approval agents killed in approve, recovered by
+    recover). Lines run ``jobs`` at a time through the fork server (the map is many short lines);
+    each line is still one real start, SIGKILL and resume (docs/DECISIONS.md, issue 14).
+    """
+    from plugpull.scenarios.registry import REGISTRY
+    from plugpull.suite import plan, run_plan
+
+    # every-boundary adopts each variant as the CLI does; one aimed at a save is left out (it runs the
+    # same command as its unaimed sibling).
+    mapped = [m for m in (REGISTRY.adopt("every-boundary", t) for t in targets) if m is not None]
+    settings = Settings(timeout=timeout, boundaries=tuple(boundaries or ()))
+    began = time.monotonic()
+    forks = None
+    if fork_server:
+        from plugpull.forkserver import ForkServers
+
+        forks = ForkServers()
+    with Runtime(forks=forks) as runtime:
+        results = run_plan(plan(mapped, points), settings, runtime, jobs=jobs)
+    return results, time.monotonic() - began
+
+
+VERDICT_COLORS = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#9e9e9e"}
+
+
+def boundary_map(results: list[Result]):
+    """The run as a timeline of its boundaries, one row per target variant and side, each kill coloured by verdict.
+
+    x is the boundary's place in the clean run (1..N); the label under each is the boundary. A
+    FAIL is marked with what broke (dup: an effect duplicated, lost, result, stuck).
+    """
+    import matplotlib.pyplot as plt
+
+    rows: dict[tuple[str, str], dict[int, Result]] = {}
+    labels: dict[str, dict[int, str]] = {}
+    for r in results:
+        place = r.evidence.get("boundary") or {}
+        if "index" not in place:
+            continue
+        side = r.point.split(" ", 1)[0]
+        rows.setdefault((r.target, side), {})[place["index"]] = r
+        labels.setdefault(r.target, {})[place["index"]] = place.get("label", "")
+    if not rows:
+        fig, ax = plt.subplots(figsize=(5, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no boundary lines", ha="center")
+        return fig
+    targets = list(dict.fromkeys(t for t, _ in rows))
+    width = max(len(v) for v in labels.values())
+    height = sum(len([k for k in rows if k[0] == t]) for t in targets)
+    fig, axes = plt.subplots(
+        len(targets), 1, figsize=(max(7.0, 0.75 * width + 3), 1.1 * height + 1.6 * len(targets)), squeeze=False
+    )
+    for ax, target in zip(axes[:, 0], targets, strict=True):
+        sides = [k for k in rows if k[0] == target]
+        for y, key in enumerate(sides):
+            for index, r in rows[key].items():
+                color = VERDICT_COLORS[r.verdict.value]
+                ax.scatter(index, y, s=160, color=color, marker="s")
+                if r.verdict is Verdict.FAIL:
+                    ax.annotate(failure_kind(r), (index, y + 0.28), ha="center", fontsize=7, color=color)
+        ax.set_yticks(range(len(sides)), [side for _, side in sides], fontsize=8)
+        ax.set_ylim(-0.6, len(sides) - 0.2)
+        ticks = sorted(labels[target])
+        ax.set_xticks(ticks, [f"{i}\n{labels[target][i]}" for i in ticks], fontsize=7, rotation=60, ha="right")
+        ax.set_xlim(0.4, max(ticks) + 0.6)
+        ax.set_title(target, fontsize=9, loc="left")
+        ax.grid(axis="x", alpha=0.2)
+    fig.suptitle("Kill before / after each boundary of the clean run (green PASS, red FAIL, grey ERROR)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def failure_kind(result: Result) -> str:
+    """A FAIL in a word: dup (an effect done twice), lost (never done), stuck (resume crashed or hung), result."""
+    message = result.message
+    if "crashed" in message or "hung" in message:
+        return "stuck"
+    if "duplicated" in message:
+        return "dup"
+    if "lost" in message:
+        return "lost"
+    return "result"
+
+
+def boundary_table(results: list[Result]):
+    """One row per every-boundary line: place, side, boundary, verdict, effect counts, what broke."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        place = r.evidence.get("boundary") or {}
+        rows.append(
+            {
+                "target": r.target,
+                "place": f"{place['index']}/{place['of']}" if "index" in place else "",
+                "point": r.point,
+                "thread": {True: "main", False: "background"}.get(place.get("main_thread"), ""),
+                "verdict": r.verdict.value,
+                "effects": counts_text(r),
+                "message": r.message,
+            }
+        )
+    return pd.DataFrame(rows)

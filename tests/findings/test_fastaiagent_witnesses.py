@@ -1,0 +1,44 @@
+"""The FastAIAgent witnesses (findings/resume-after-approval/witness/): FastAIAgent only, their own SIGKILL."""
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastaiagent")
+pytestmark = pytest.mark.witness
+
+WITNESSES = Path(__file__).parents[2] / "findings" / "resume-after-approval" / "witness"
+VERSION = importlib.metadata.version("fastaiagent")
+
+
+def witness(tmp_path: Path, script: str, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
+    run = subprocess.run(
+        [sys.executable, str(WITNESSES / script), *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
+    return run.returncode, json.loads(last), run
+
+
+@pytest.mark.parametrize("point, refunds", [("before-effect", 0), ("after-effect", 1), ("before-save", 1)])
+def test_an_approver_killed_inside_the_approved_tool_leaves_a_run_no_public_resume_finishes(tmp_path, point, refunds):
+    code, out, run = witness(tmp_path, "fastaiagent_killed_approval.py", "--point", point)
+    assert (out["witness"], out["framework"], out["version"]) == ("fastaiagent_killed_approval", "fastaiagent", VERSION)
+    assert (code, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": refunds}), run.stderr
+    said = out["detail"]["recover"]
+    assert said[0] == "newest row turn:0/tool:refund status=interrupted"
+    assert said[1].startswith("resume(id): ChainCheckpointError:") and "pass resume_value" in said[1]
+    assert said[2].startswith("resume(id, Resume(approved=True)): AlreadyResumed:")
+
+
+def test_racing_approvers_refund_once_and_each_loser_is_refused_or_crashes(tmp_path):
+    code, out, run = witness(tmp_path, "fastaiagent_racing_approvers.py", "--racers", "3")
+    assert (out["witness"], out["version"]) == ("fastaiagent_racing_approvers", VERSION)
+    assert out["counts"] == {"refund": 1}, run.stderr
+    assert "3 approvers released together on one SQLite store: 1 ran the tool" in out["did"]
+    # A loser that finds SQLite's write lock held crashes instead of getting AlreadyResumed: a FAIL.
+    assert (code, out["verdict"]) == ((1, "FAIL") if out["detail"]["errors"] else (0, "PASS"))
+    assert all("database is locked" in e for e in out["detail"]["errors"])
