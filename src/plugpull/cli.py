@@ -120,7 +120,7 @@ def build_parser() -> ArgParser:
         default=None,
         choices=POWER_CUTS,
         metavar="VARIANT",
-        help="power-loss: what the power cut loses: unsynced (default: every write and every create or rename "
+        help=f"{read_by('power_cut')}: what the power cut loses: unsynced (default: every write and every create or rename "
         "not fsynced), torn (unsynced, and the last unsynced write torn at a 512-byte boundary), namespace "
         "(only creates and renames whose directory was not fsynced) or lazyfs (only unsynced writes)",
     )
