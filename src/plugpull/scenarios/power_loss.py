@@ -104,7 +104,10 @@ def powered_workdir(settings: Settings) -> Iterator[PoweredWorkdir]:
         try:
             place.stop()
         finally:
-            if not settings.keep_workdir:
+            from plugpull.powercut.mount import is_mounted
+
+            # Never through a mount that is somehow still there: that would delete through the daemon.
+            if not settings.keep_workdir and not is_mounted(place.path):
                 shutil.rmtree(place.root, ignore_errors=True)
 
 
