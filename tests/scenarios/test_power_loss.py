@@ -61,8 +61,9 @@ def zombie_fusermounts() -> set[int]:
     return found
 
 
-def mounted_here() -> list[str]:
-    return [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if "plugpull-power-" in line]
+def mounted_under(root: Path) -> list[str]:
+    """Mounts under ``root`` (this test's workdir root: other runs on the machine mount elsewhere)."""
+    return [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if f" {root}/" in line]
 
 
 def test_a_journal_written_without_fsync_survives_a_sigkill_after_the_effect():
@@ -83,7 +84,7 @@ def test_the_same_journal_loses_its_key_to_a_power_cut_after_the_effect_and_the_
     assert [loss["path"] for loss in cut["losses"]] == ["journal.json"]
     # Two keys: resume found no journal and drew a new one.
     assert len({c["key"] for c in result.evidence["calls"]}) == 2
-    assert list(tmp_path.iterdir()) == [] and mounted_here() == []
+    assert list(tmp_path.iterdir()) == [] and mounted_under(tmp_path) == []
     assert zombie_fusermounts() <= zombies
 
 
@@ -207,4 +208,4 @@ def test_keep_workdir_keeps_the_disk_the_cut_left_and_resume_wrote_to_with_nothi
     kept = Path(result.evidence["workdir"])
     assert kept.parent.parent == tmp_path and kept.name == "disk"
     assert json.loads((kept / "journal.json").read_text())["done"] is True
-    assert mounted_here() == []
+    assert mounted_under(tmp_path) == []
