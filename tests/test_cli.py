@@ -306,7 +306,7 @@ def test_hold_with_only_a_store_scenario_is_one_line_exit_2(plugpull_main):
     run = plugpull_main("--target", "openai-agents", "--hold", "refund")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade; no selected target runs one"
+        "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade, power-loss; no selected target runs one"
     ]
 
 
@@ -436,7 +436,7 @@ def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the
     [
         (
             ["--agent", "python x.py", "--boundary", "3"],
-            "plugpull: --boundary applies to every-boundary; no selected target runs it",
+            "plugpull: --boundary applies to every-boundary, power-loss; no selected target runs one",
         ),
         (
             ["--agent", "python x.py", "--scenario", "kill-mid-tool", "--random-kills", "2"],

@@ -137,6 +137,16 @@ class Channel:
         if self._closed.is_set():
             return
         self._closed.set()
+        # shutdown() wakes the acceptor out of accept(2) (Linux answers EINVAL), and it is joined
+        # before close(): a listening socket closed under a thread still in accept lets that thread
+        # take a connection meant for the next channel once a new socket reuses the descriptor
+        # number (seen under power-loss: the resume's record_result reached the closed channel).
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        if threading.current_thread() is not self._acceptor:
+            self._acceptor.join(timeout=2)
         try:
             self._sock.close()
         except OSError:

@@ -22,7 +22,7 @@ from plugpull.arguments import ArgParser
 from plugpull.errors import UsageError
 from plugpull.rendering import format_tally, format_text
 from plugpull.results import Result, Verdict, tally, to_document
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import POWER_CUTS, Runtime, Settings
 from plugpull.scenarios.contract import Scenario
 from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 
@@ -115,6 +115,15 @@ def build_parser() -> ArgParser:
         help=f"{read_by('random_kills')}: N kills at uniformly random moments of the run, with where each landed "
         "(alone, instead of the aimed kills; with --point before/after, as well)",
     )
+    parser.add_argument(
+        "--power-cut",
+        default=None,
+        choices=POWER_CUTS,
+        metavar="VARIANT",
+        help=f"{read_by('power_cut')}: what the power cut loses: unsynced (default: every write and every create or rename "
+        "not fsynced), torn (unsynced, and the last unsynced write torn at a 512-byte boundary), namespace "
+        "(only creates and renames whose directory was not fsynced) or lazyfs (only unsynced writes)",
+    )
     parser.add_argument("--json", action="store_true", help='print {"schema": 3, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument(
@@ -167,6 +176,7 @@ OPTIONS = {
     "saves": ("save", "--save"),
     "boundaries": ("boundary", "--boundary"),
     "random_kills": ("random_kills", "--random-kills"),
+    "power_cut": ("power_cut", "--power-cut"),
 }
 
 #: Whole-number and positive options: (attribute, least value, the one-line error).
@@ -300,6 +310,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         saves=tuple(getattr(args, "save", ()) or ()),
         boundaries=tuple(getattr(args, "boundary", ()) or ()),
         random_kills=getattr(args, "random_kills", 0) or 0,
+        power_cut=getattr(args, "power_cut", None) or "unsynced",
     )
 
 

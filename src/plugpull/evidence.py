@@ -260,3 +260,21 @@ class BoundaryEvidence(KillEvidence):
     final_results: list[Any] = field(default_factory=list)
     killed_at: float | None = None
     landed: str | None = None
+
+
+@dataclass
+class PowerLossEvidence(BoundaryEvidence):
+    """power-loss at one line: the workdir on a power-cut mount, start killed as kill-mid-tool (or
+    every-boundary) kills it, then the power cut (plugpull.powercut), then resume on what a disk held.
+
+    ``side`` is "" for a kill-mid-tool point (before-effect, after-effect) and "before"/"after" for a
+    boundary line. ``cut`` is the model's report (plugpull.powercut.mount.CutReport.to_json: variant,
+    losses with their sentences, the writers' activity, how the mount ended); None when the power
+    was not cut (FUSE unavailable, the kill not proven, the cut failed).
+    """
+
+    variant: str = "unsynced"  # plugpull.powercut.durability.Variant: what the cut loses
+    unavailable: str | None = None  # why FUSE cannot mount here: the line is ERROR with it
+    mount_error: str | None = None  # the mount failed for another reason (or stayed mounted): ERROR
+    cut_error: str | None = None  # the cut (or mounting again for resume) failed: the model cannot be trusted
+    cut: dict[str, Any] | None = None

@@ -21,6 +21,7 @@ def test_the_built_in_scenarios_in_the_order_they_are_listed():
         "resume-after-approval",
         "every-boundary",
         "resume-after-upgrade",
+        "power-loss",
     ]
     assert DEFAULT_SCENARIO == "kill-mid-tool"
 

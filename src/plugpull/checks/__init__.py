@@ -25,6 +25,7 @@ from plugpull.checks.judgement import (
 )
 from plugpull.checks.kill_mid_tool import check_clean_run, judge_kill_mid_tool, prove_kill, prove_saves
 from plugpull.checks.lost_session_write import judge_items, judge_lost_session_write, prove_probe, prove_store_fault
+from plugpull.checks.power_loss import describe_losses, judge_power_loss, prove_power_cut
 from plugpull.checks.resume_after_approval import (
     REFUSED_EXIT,
     check_clean_approval,
@@ -66,6 +67,9 @@ __all__ = [
     "judge_kill_mid_tool",
     "judge_killed_approval",
     "judge_lost_session_write",
+    "judge_power_loss",
+    "describe_losses",
+    "prove_power_cut",
     "judge_racing_resumers",
     "judge_resume_after_approval",
     "last_line",

@@ -48,7 +48,13 @@ class Settings:
     saves: tuple[tuple[str, int, str], ...] = ()
     boundaries: tuple[str, ...] = ()  # every-boundary --boundary: places, labels or names; () every boundary
     random_kills: int = 0  # every-boundary --random-kills N: N kills at uniformly random moments
+    # power-loss --power-cut VARIANT (plugpull.powercut.durability.Variant): what the cut loses
+    power_cut: str = "unsynced"
 
+
+#: power-loss's --power-cut choices: plugpull.powercut.durability.Variant's values, named here so the
+#: command line offers them without importing a scenario module.
+POWER_CUTS = ("unsynced", "torn", "namespace", "lazyfs")
 
 #: The Settings every scenario reads; a scenario's ``options`` name the others it reads.
 COMMON_SETTINGS = ("timeout", "keep_workdir", "workdir_root", "cwd")

@@ -12,6 +12,7 @@ from plugpull.scenarios import (
     every_boundary,
     kill_mid_tool,
     lost_session_write,
+    power_loss,
     resume_after_approval,
     resume_after_upgrade,
 )
@@ -27,5 +28,6 @@ REGISTRY = Registry(
         resume_after_approval.SCENARIO,
         every_boundary.SCENARIO,
         resume_after_upgrade.SCENARIO,
+        power_loss.SCENARIO,
     ]
 )

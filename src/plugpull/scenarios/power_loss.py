@@ -1,0 +1,267 @@
+"""power-loss: the workdir on a FUSE file system that models a disk; SIGKILL, then cut the power, then resume.
+
+A SIGKILL keeps the page cache, so everything the killed process wrote is there for resume; a power
+cut keeps only what was fsynced (issue 24). Each line:
+
+1. mounts a power-cut file system (plugpull.powercut.mount.PowerCutMount) over an empty backing
+   directory and gives the mount point to the target as PLUGPULL_WORKDIR;
+2. runs the phases before the killed one, then the killed one armed at the point, and SIGKILLs its
+   process group exactly as kill-mid-tool (``before-effect``, ``after-effect``: a held effect call)
+   or every-boundary (``before LABEL``, ``after LABEL``: one side of one boundary of the clean run)
+   does, with the same proof (scenarios.held_kill);
+3. once the kill is proven, cuts the power: the backing directory is rewritten to what a disk could
+   hold (``--power-cut VARIANT``: unsynced, the default; torn; namespace; lazyfs), and the model says
+   what was lost; the mount is made again over the rewritten directory at the same path;
+4. runs the recovering phase there and counts effects (checks.judge_power_loss).
+
+The clean run (nothing held, no cut) runs on an ordinary directory, with boundary marks on, and says
+which effects a run owes and its golden result. Where FUSE cannot mount, every line is ERROR with the
+reason (FuseUnavailable), never a skip.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from plugpull import boundaries, checks, reaper
+from plugpull.channel import Channel
+from plugpull.errors import FuseUnavailable, PowerCutError, UsageError
+from plugpull.evidence import Outcome, PowerLossEvidence
+from plugpull.process import reaping
+from plugpull.results import Result, Verdict
+from plugpull.scenarios import POWER_CUTS, Runtime, Settings, make_result, result_ignore
+from plugpull.scenarios import every_boundary as boundary_lines
+from plugpull.scenarios.contract import Recovery, Scenario
+from plugpull.scenarios.held_kill import kill_at_held_call
+from plugpull.targets import Target
+
+NAME = "power-loss"
+#: Kill-mid-tool's points (a held effect call), then every-boundary's sides (one line per boundary).
+EFFECT_POINTS = ("before-effect", "after-effect")
+BOUNDARY_POINTS = ("before", "after")
+POINTS = (*EFFECT_POINTS, *BOUNDARY_POINTS)
+#: Without --point: the cut after the effect, where a journal that was never fsynced costs a duplicate.
+DEFAULT_POINTS = ("after-effect",)
+#: --power-cut choices: plugpull.powercut.durability.Variant's values.
+VARIANTS = POWER_CUTS
+
+__all__ = ["NAME", "POINTS", "SCENARIO", "VARIANTS", "PowerLoss", "run_point"]
+
+
+class PoweredWorkdir:
+    """One line's PLUGPULL_WORKDIR on a power-cut mount: ``disk/`` holds the files, ``workdir/`` is the mount.
+
+    :meth:`cut` cuts the power and mounts again over the rewritten ``disk/`` at the same path, so the
+    recovering phase finds its workdir where the killed one left it.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="plugpull-power-", dir=settings.workdir_root))
+        self.disk = self.root / "disk"
+        self.path = self.root / "workdir"
+        self.disk.mkdir()
+        self.path.mkdir()
+        self.mount = None
+
+    def start(self) -> Path:
+        from plugpull.powercut.mount import PowerCutMount
+
+        self.mount = PowerCutMount(self.disk, self.path).start()
+        return self.path
+
+    def cut(self, variant: str) -> dict:
+        """Cut the power (the caller proved the kill): the model's report, as JSON; mounted again after."""
+        report = self.mount.cut(variant)
+        reaper.reap_orphans()
+        self.start()
+        return report.to_json()
+
+    def stop(self) -> None:
+        if self.mount is not None:
+            self.mount.stop()
+            # The daemon's fusermount3 watchdog outlives it and is reparented to this subreaper: reaped
+            # here, so a long run leaves no zombie per mount (docs/DECISIONS.md, power cuts).
+            reaper.reap_orphans()
+
+
+@contextmanager
+def powered_workdir(settings: Settings) -> Iterator[PoweredWorkdir]:
+    """A :class:`PoweredWorkdir`, mounted; unmounted and removed afterwards (kept, unmounted, with --keep-workdir).
+
+    Raises FuseUnavailable (nothing left behind) when FUSE cannot mount here.
+    """
+    place = PoweredWorkdir(settings)
+    try:
+        place.start()
+        yield place
+    finally:
+        try:
+            place.stop()
+        finally:
+            from plugpull.powercut.mount import is_mounted
+
+            # Never through a mount that is somehow still there: that would delete through the daemon.
+            if not settings.keep_workdir and not is_mounted(place.path):
+                shutil.rmtree(place.root, ignore_errors=True)
+
+
+def run_point(target: Target, point: str, settings: Settings | None = None, runtime: Runtime | None = None) -> Result:
+    """One power-loss line: ``point`` is a kill-mid-tool point or "SIDE LABEL" of a boundary ("after model-call 2")."""
+    settings = settings or Settings()
+    runtime = runtime or Runtime()
+    side, _, label = point.partition(" ")
+    if side not in POINTS:
+        raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
+    if settings.hold is None and target.hold is not None:
+        settings = replace(settings, hold=target.hold)
+    began = time.monotonic()
+    ev = PowerLossEvidence(
+        point=point,
+        start=Outcome(argv=[]),
+        start_timeout=settings.timeout,
+        resume_timeout=settings.timeout,
+        hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
+        side=side if side in BOUNDARY_POINTS else "",
+        variant=settings.power_cut,
+    )
+    ev.clean = boundary_lines.clean_of(target, settings, runtime)
+    ev.golden = list(ev.clean.results)
+    ev.result_ignore = result_ignore(target, ev.clean.announced)
+    announced, kept = list(ev.clean.announced), None
+    problem = checks.check_clean_run(ev)
+    step = None
+    if problem is None and ev.side:
+        steps = boundaries.steps_of(ev.clean.trace)
+        step = next((s for s in steps if s.label == label), None)
+        if step is None:
+            listed = ", ".join(s.label for s in steps[:12]) or "none"
+            problem = checks.error(f"{point}: no such boundary in the clean run (it has: {listed})", show="")
+        else:
+            ev.boundary = {**step.to_dict(), "of": len(steps)}
+    if problem is None:
+        announced, kept = run_faulted(target, step, settings, runtime, ev)
+        problem = checks.judge_power_loss(ev)
+    phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
+    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume}.get(phase)
+    return make_result(NAME, target, point, ev.to_dict(), problem, announced, began, shown, kept)
+
+
+def run_faulted(
+    target: Target, step: boundaries.Step | None, settings: Settings, runtime: Runtime, ev: PowerLossEvidence
+) -> tuple[list[dict], Path | None]:
+    """Mount, run up to the point, kill, cut if the kill is proven, mount again, resume; fill ``ev``."""
+    try:
+        with powered_workdir(settings) as place, Channel() as channel, reaping() as spawned:
+            env = boundary_lines.marked_env(channel, place.path)
+            failed = boundary_lines.run_prelude(target, settings, runtime, channel, env, spawned)
+            if failed is not None:
+                ev.start = failed
+                return list(channel.announced), None
+            killed_phase, recovery = target.phases[-2], target.phases[-1]
+            channel.phase = "start"
+            if step is None:
+                channel.provider.arm(ev.point, hold=settings.hold)
+            else:
+                channel.provider.arm_step(step.kind, step.name, step.n, ev.side)
+            started = runtime.spawn([*target.argv, killed_phase], env=env, cwd=settings.cwd)
+            spawned.append(started)
+            killed = kill_at_held_call(channel, started, settings.timeout)
+            ev.start, ev.proof, ev.held_name, ev.counts_at_kill = (
+                killed.outcome,
+                killed.proof,
+                killed.held_name,
+                killed.counts_at_kill,
+            )
+            proven = checks.prove_boundary_kill(ev) if ev.side else checks.prove_kill(ev)
+            if proven is None:
+                try:
+                    ev.cut = place.cut(ev.variant)
+                except PowerCutError as exc:  # FuseUnavailable on mounting again included: the line cannot go on
+                    ev.cut_error = str(exc)
+            if proven is None and ev.cut is not None:
+                channel.provider.arm(None)
+                channel.phase = "resume"
+                resumed = runtime.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
+                spawned.append(resumed)
+                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+                ev.resumed = channel.results_of("resume")
+            ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
+            ev.calls = [c.to_dict() for c in channel.provider.calls]
+            return list(channel.announced), (place.disk if settings.keep_workdir else None)
+    except FuseUnavailable as exc:
+        ev.unavailable = exc.reason
+    except PowerCutError as exc:  # the daemon failed to mount, or something stayed mounted at the end
+        ev.mount_error = str(exc)
+    return list(ev.clean.announced), None
+
+
+class PowerLoss(Scenario):
+    name = NAME
+    points = POINTS
+    default_points = DEFAULT_POINTS
+    phases = ("start", "resume")  # a target adopted from resume-after-approval: start, approve, recover
+    fault = (
+        "SIGKILL as kill-mid-tool (or every-boundary) does, then a power cut of the workdir's FUSE file system: "
+        "what was not fsynced is lost before resume"
+    )
+    holds_calls = True
+    options = frozenset({"power_cut", "boundaries"})
+    refuses = {
+        "sibling": "it applies to kill-mid-tool",
+        "saves": "it applies to kill-mid-tool; aim at a save with --point before/after and --boundary",
+        "random_kills": "it applies to every-boundary",
+    }
+    kill_and_recover = ("start", "resume")
+    #: Built-ins that keep a framework store in PLUGPULL_WORKDIR: SqliteSaver, FileCheckpointStorage,
+    #: ADK's SqliteSessionService, DBOS's SQLite system database.
+    default_targets = ("langgraph", "agent-framework", "google-adk", "dbos")
+    recovery = {"*": Recovery("resume", "resume")}
+    evidence = PowerLossEvidence
+    checks = (checks.judge_power_loss,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return [run_point(target, point, settings, runtime)]
+
+    def expand(self, target: Target, points: Sequence[str], settings: Settings, runtime: Runtime) -> list[str]:
+        """Kill-mid-tool points stay one line each; before/after become one line per boundary of the clean run."""
+        aimed = [p for p in points if p in BOUNDARY_POINTS]
+        lines = [p for p in points if p not in BOUNDARY_POINTS]
+        if aimed:
+            lines += boundary_lines.expand(target, aimed, replace(settings, random_kills=0), runtime)
+        return lines
+
+    def points_for(self, points: Sequence[str], settings: Settings) -> list[str]:
+        if settings.power_cut not in VARIANTS:
+            raise UsageError(f"--power-cut {settings.power_cut!r}: expected one of {', '.join(VARIANTS)}")
+        return list(points)
+
+    def adopt(self, target: Target, source: Scenario | None) -> Target | None:
+        """A built-in variant with its cut: an approval agent is killed in approve and recovered by recover."""
+        if source is not None and source.name == NAME:
+            return target
+        phases = source.kill_and_recover if source is not None else ("start", "resume")
+        if not phases:
+            raise UsageError(f"target {target.name!r} has no kill-and-resume run (it is a {source.name} target)")
+        if target.saves or target.sibling:
+            # Aimed at a save or a sibling call that this scenario does not hold: the same run as its plain sibling.
+            return None
+        return replace(target, scenario=NAME, phases=phases)
+
+    def shown_point(self, result: Result) -> str:
+        """``after-effect charge#1 (cut: unsynced)``, or the boundary as every-boundary shows it."""
+        place = result.evidence.get("boundary") or {}
+        shown = (
+            f"boundary {place['index']}/{place['of']} {result.point}"
+            if "index" in place
+            else super().shown_point(result)
+        )
+        return f"{shown} (cut: {result.evidence.get('variant', 'unsynced')})"
+
+
+SCENARIO = PowerLoss()
