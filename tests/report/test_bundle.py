@@ -338,17 +338,17 @@ def test_the_bundle_holds_the_issue_the_witness_the_locks_the_record_and_the_rea
 
 def test_a_witness_shared_from_another_finding_is_bundled_and_one_outside_findings_is_bad_input(tmp_path, capsys):
     root = bug_repo(tmp_path)
-    shared = root / "findings" / "shared" / "witness"
+    shared = root / "findings" / "other" / "witness"
     shared.mkdir(parents=True)
     (root / "findings" / "demo" / "witness" / "count_refunds.py").rename(shared / "count_refunds.py")
     toml = root / "findings" / "demo" / "finding.toml"
-    toml.write_text(toml.read_text().replace('"witness/count_refunds.py"', '"../shared/witness/count_refunds.py"'))
+    toml.write_text(toml.read_text().replace('"witness/count_refunds.py"', '"../other/witness/count_refunds.py"'))
     [made] = bundle.plan(demo(root))
     [folder] = bundle.write([made], tmp_path / "out", lock_itself)
     assert (folder / "witness.py").read_text() == WITNESS
-    assert "copied from plugpull's `findings/shared/witness/count_refunds.py`" in (folder / "README.md").read_text()
+    assert "copied from plugpull's `findings/other/witness/count_refunds.py`" in (folder / "README.md").read_text()
     (tmp_path / "outside.py").write_text(WITNESS)
-    toml.write_text(toml.read_text().replace('"../shared/witness/count_refunds.py"', '"../../../outside.py"'))
+    toml.write_text(toml.read_text().replace('"../other/witness/count_refunds.py"', '"../../../outside.py"'))
     assert run_cli(root, "bundle", "demo") == 2
     assert "witness ../../../outside.py does not exist under findings/" in capsys.readouterr().err
 

@@ -170,15 +170,15 @@ def test_a_witness_that_disagrees_shows_why_in_the_html_and_a_missing_script_is_
 
 def test_a_finding_can_run_another_findings_witness_but_nothing_outside_findings(tmp_path, private_tmp):
     root = demo_repo(tmp_path / "repo")
-    shared = root / "findings" / "shared" / "witness"
+    shared = root / "findings" / "other" / "witness"
     shared.mkdir(parents=True)
     shutil.move(root / "findings" / "demo" / "witness" / "kill.py", shared / "kill.py")
     toml = root / "findings" / "demo" / "finding.toml"
-    toml.write_text(toml.read_text().replace('script = "witness/kill.py"', 'script = "../shared/witness/kill.py"'))
+    toml.write_text(toml.read_text().replace('script = "witness/kill.py"', 'script = "../other/witness/kill.py"'))
     doc = {"pin": "p1", "framework": "six", "versions": {"six": "1.17.0"}, "results": [], "error": None}
     (entry,) = witness.run_all(load_all(root)["demo"], doc, Path(sys.executable))
     assert entry["error"] is None and [r["exit_code"] for r in entry["runs"]] == [1, 1]
     (tmp_path / "outside.py").write_text("print('{}')\n")
-    toml.write_text(toml.read_text().replace("../shared/witness/kill.py", "../../../outside.py"))
+    toml.write_text(toml.read_text().replace("../other/witness/kill.py", "../../../outside.py"))
     (entry,) = witness.run_all(load_all(root)["demo"], doc, Path(sys.executable))
     assert entry["error"] == "../../../outside.py is outside findings/" and entry["runs"] == []
