@@ -177,12 +177,7 @@ def run_faulted(
         spawned.append(started)
         if step is not None:
             killed = kill_at_held_call(channel, started, settings.timeout)
-            ev.start, ev.proof, ev.held_name, ev.counts_at_kill = (
-                killed.outcome,
-                killed.proof,
-                killed.held_name,
-                killed.counts_at_kill,
-            )
+            killed.record(ev)
         else:
             kill_at_random(channel, started, ev, settings, spawned_at)
         if checks.prove_boundary_kill(ev) is None:

@@ -31,6 +31,16 @@ class HeldKill:
     # --save: each asked-for save as it stood when SIGKILL was sent (provider.saves_at_kill); [] for none.
     saves: list[dict] = field(default_factory=list)
 
+    def record(self, ev) -> None:
+        """Copy how the killed phase ended onto ``ev`` (any evidence with ``start``, ``proof``, ``held_name``
+        and ``counts_at_kill``: kill-mid-tool's, every-boundary's, power-loss's)."""
+        ev.start, ev.proof, ev.held_name, ev.counts_at_kill = (
+            self.outcome,
+            self.proof,
+            self.held_name,
+            self.counts_at_kill,
+        )
+
 
 def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: float) -> HeldKill:
     """Wait for a held call, the phase's exit, or the timeout; kill the phase's group.

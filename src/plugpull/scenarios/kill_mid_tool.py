@@ -39,14 +39,8 @@ __all__ = ["NAME", "POINTS", "SCENARIO", "KillMidTool", "Settings", "run_point"]
 def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
     """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
     killed = kill_at_held_call(channel, running, timeout)
-    ev.start, ev.proof, ev.held_name, ev.counts_at_kill, ev.sibling, ev.saves = (
-        killed.outcome,
-        killed.proof,
-        killed.held_name,
-        killed.counts_at_kill,
-        killed.sibling,
-        killed.saves,
-    )
+    killed.record(ev)
+    ev.sibling, ev.saves = killed.sibling, killed.saves
 
 
 def clean_run(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:

@@ -172,12 +172,7 @@ def run_faulted(
             started = runtime.spawn([*target.argv, killed_phase], env=env, cwd=settings.cwd)
             spawned.append(started)
             killed = kill_at_held_call(channel, started, settings.timeout)
-            ev.start, ev.proof, ev.held_name, ev.counts_at_kill = (
-                killed.outcome,
-                killed.proof,
-                killed.held_name,
-                killed.counts_at_kill,
-            )
+            killed.record(ev)
             proven = checks.prove_boundary_kill(ev) if ev.side else checks.prove_kill(ev)
             if proven is None:
                 try:
