@@ -38,7 +38,7 @@ from typing import Any
 
 from agents.tool_context import ToolContext
 from agents.usage import Usage
-from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+from openai.types.responses import ResponseFunctionToolCall
 
 from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
 from plugpull.client import announce, record_effect
@@ -47,6 +47,7 @@ from plugpull.targets.openai_agents_support import (
     finish,
     load_state,
     phase_and_option,
+    reply_message,
     save_state,
     workdir,
 )
@@ -99,15 +100,7 @@ class TwoToolModel(Model):
         else:
             reply_id = f"msg_{secrets.token_hex(6)}"
             text = f"Charged the card and emailed the receipt (reply {reply_id})."
-            output = [
-                ResponseOutputMessage(
-                    id=reply_id,
-                    type="message",
-                    role="assistant",
-                    status="completed",
-                    content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
-                )
-            ]
+            output = [reply_message(reply_id, text)]
         return ModelResponse(output=output, usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:

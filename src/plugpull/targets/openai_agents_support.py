@@ -66,19 +66,22 @@ class ScriptedModel(Model):
             reply_id = f"msg_{secrets.token_hex(6)}"
             announce(run_value=reply_id)
             text = f"Refunded {ORDER} ({notes} later note(s) read; reply {reply_id})."
-            output = [
-                ResponseOutputMessage(
-                    id=reply_id,
-                    type="message",
-                    role="assistant",
-                    status="completed",
-                    content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
-                )
-            ]
+            output = [reply_message(reply_id, text)]
         return ModelResponse(output=output, usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("this app runs Runner.run, not run_streamed")
+
+
+def reply_message(reply_id: str, text: str) -> ResponseOutputMessage:
+    """The scripted model's final answer: one completed assistant message with its own id."""
+    return ResponseOutputMessage(
+        id=reply_id,
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
 
 
 def outcome(final_output: Any) -> dict[str, Any]:
