@@ -33,3 +33,16 @@ def test_a_point_that_no_selected_scenario_has_is_named_with_each_scenarios_poin
 def test_points_that_some_selected_scenario_has_select_something(fake_framework):
     assert suite.unselected_points([fake_framework("no-key")], ["after-effect"]) is None
     assert suite.unselected_points([fake_framework("no-key")], []) is None
+
+
+def test_a_run_after_an_interrupted_one_in_the_same_process_starts_its_targets(fake_framework, monkeypatch):
+    import threading
+
+    from plugpull import process
+
+    monkeypatch.setattr(process, "_stopping", threading.Event())
+    process.stop_all()  # what Ctrl-C does to the run it interrupts
+    runs = suite.plan([fake_framework("stable-key")], ["after-effect"])
+    [result] = suite.run_plan(runs, Settings(timeout=30))
+    assert "plugpull is stopping" not in str(result.evidence)
+    assert result.verdict.value == "PASS"

@@ -111,6 +111,15 @@ def stop_all() -> None:
     reaper.stop_all()
 
 
+def begin_run() -> None:
+    """Accept new targets again: a run starts after an interrupted one in the same process.
+
+    stop_all refuses spawns for the run it stopped; an in-process caller (plugpull.testing.run, a notebook,
+    cli.main called twice) that caught the KeyboardInterrupt and starts another run must be able to.
+    """
+    _stopping.clear()
+
+
 @dataclass
 class Running:
     """A target process leading its own process group (pgid == pid)."""

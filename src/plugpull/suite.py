@@ -71,6 +71,9 @@ def run_plan(
     process groups, so running them concurrently changes nothing but wall time. Results
     come back in ``runs`` order either way.
     """
+    from plugpull import process
+
+    process.begin_run()  # an earlier run of this process may have been interrupted (stop_all)
     settings = settings or Settings()
     runtime = runtime or Runtime()
     runs = expand(runs, settings, runtime)
