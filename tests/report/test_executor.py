@@ -22,8 +22,19 @@ distributed = pytest.importorskip("distributed", reason="the dask group (uv sync
 dask = pytest.importorskip("dask")
 
 
+@pytest.fixture
+def environ_kept():
+    """distributed sets PYTHONHASHSEED, OMP/MKL/OPENBLAS_NUM_THREADS, MALLOC_TRIM_THRESHOLD_ and
+    __DASK_PARENT_PID in os.environ for its workers and never unsets them: every later test of this process
+    (and every target it starts) would inherit them."""
+    before = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(before)
+
+
 def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_page_as_the_local_executor(
-    whole_run, tmp_path, monkeypatch
+    whole_run, tmp_path, monkeypatch, environ_kept
 ):
     # The worker processes inherit TMPDIR: their scratch folders go here. Short, because the scenario's
     # socket path lives under it and AF_UNIX paths stop at 107 bytes (pytest's tmp_path is longer).
