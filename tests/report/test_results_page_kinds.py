@@ -122,3 +122,11 @@ def test_two_pin_sets_of_one_release_are_listed_by_mark_so_the_shows_table_is_th
     pages.write(root)
     row = next(line for line in readme.read_text().splitlines() if line.startswith("| `langgraph`"))
     assert "`after-effect mode=a` on 1.0 ✓, 1.0 ✗" in row
+
+
+def test_a_witness_shared_with_another_finding_is_linked_by_its_own_folder():
+    assert pages.witness_link("demo", "witness/kill.py") == "[witness/kill.py](../findings/demo/witness/kill.py)"
+    assert (
+        pages.witness_link("demo", "../other/witness/kill.py")
+        == "[findings/other/witness/kill.py](../findings/other/witness/kill.py)"
+    )

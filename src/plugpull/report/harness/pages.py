@@ -12,6 +12,7 @@ that are rewritten and checked the same way. Standard library and packaging only
 from __future__ import annotations
 
 import difflib
+import posixpath
 import re
 from collections import Counter
 from pathlib import Path
@@ -253,7 +254,7 @@ def kinds_section(finding: Finding) -> str:
     out = ["| line | for | kind | because | source | witness |", "|---|---|---|---|---|---|"]
     for (label, support), scopes in rows.items():
         witness = (
-            f"[{support.witness.script}](../findings/{finding.id}/{support.witness.script})"
+            witness_link(finding.id, support.witness.script)
             + (f" `{' '.join(support.witness.args)}`" if support.witness.args else "")
             if support.witness
             else "—"
@@ -516,3 +517,10 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
                 + _diff(text, new, name)
             )
     return found
+
+
+def witness_link(finding_id: str, script: str) -> str:
+    """A Markdown link from docs/ to a finding's witness; one shared with another finding
+    (``../other/witness/x.py``) is named and linked by its own folder, not through this finding's."""
+    path = posixpath.normpath(f"findings/{finding_id}/{script}")
+    return f"[{script if not script.startswith('..') else path}](../{path})"
