@@ -10,17 +10,14 @@ kill proof say which process made a held call.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import struct
-import tempfile
 import threading
-from pathlib import Path
 from typing import Any
 
 from plugpull.client import PROTOCOL_VERSION, SOCKET_ENV
-from plugpull.process import group_of
+from plugpull.process import group_of, socket_dir
 from plugpull.provider import Provider
 
 MAX_REQUEST_BYTES = 1 << 20
@@ -101,8 +98,7 @@ class Channel:
         self.results: list[dict] = []
         self.gate = Gate()
         self.errors: list[str] = []
-        self._dir = Path(tempfile.mkdtemp(prefix="plugpull-chan-"))
-        os.chmod(self._dir, 0o700)
+        self._dir = socket_dir("plugpull-chan-")
         self.path = str(self._dir / "s")
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(self.path)

@@ -36,17 +36,25 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
 import uuid
-from pathlib import Path
 
 from plugpull import reaper
 from plugpull.client import recv_line
 from plugpull.evidence import Outcome
-from plugpull.process import Running, Tail, _live_groups, _live_lock, _stopping, kill_group, sigint_reset, spawn
+from plugpull.process import (
+    Running,
+    Tail,
+    _live_groups,
+    _live_lock,
+    _stopping,
+    kill_group,
+    sigint_reset,
+    socket_dir,
+    spawn,
+)
 
 
 def serve(path: str, preload: list[str]) -> None:
@@ -221,8 +229,7 @@ class ForkServer:
 
     def __init__(self, python: str, module: str, env: dict[str, str] | None = None) -> None:
         self.module = module
-        self._dir = Path(tempfile.mkdtemp(prefix="plugpull-fork-"))
-        os.chmod(self._dir, 0o700)
+        self._dir = socket_dir("plugpull-fork-")
         self.path = str(self._dir / "s")
         reaper.make_subreaper()
         # A forked child never execs: /proc/PID/environ of it and of what it forks shows this

@@ -15,12 +15,14 @@ import os
 import select
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from plugpull import reaper
 from plugpull.evidence import Outcome
@@ -89,6 +91,20 @@ _live_lock = threading.Lock()
 
 
 _stopping = threading.Event()
+
+#: An AF_UNIX path holds at most 107 bytes on Linux (sun_path is 108 with its NUL; unix(7)).
+SOCKET_PATH_MAX = 107
+
+
+def socket_dir(prefix: str) -> Path:
+    """A new private folder for a Unix socket named ``s``: under TMPDIR, or under /tmp when TMPDIR is too
+    long for the socket's path (a deep TMPDIR, such as pytest's or a CI runner's, would fail at bind)."""
+    for root in (None, "/tmp"):
+        path = tempfile.mkdtemp(prefix=prefix, dir=root)  # mode 0700
+        if len(os.fsencode(os.path.join(path, "s"))) <= SOCKET_PATH_MAX:
+            return Path(path)
+        os.rmdir(path)
+    raise OSError(f"no temporary folder short enough for a Unix socket (at most {SOCKET_PATH_MAX} bytes)")
 
 
 def stop_all() -> None:
