@@ -482,7 +482,8 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
 
     ``only``: the records and claims of these findings (the pages are always checked whole). One line per
     problem: a record that is not valid, a claim's policy, a newest record that contradicts a claim, a
-    witness that disagrees or did not run, a page out of date.
+    witness that disagrees or did not run, a page out of date (summary.html: one that does not show the
+    newest records).
     """
     paths = [p for p in history.record_paths(root) if only is None or p.parent.parent.name in only]
     found = [p for path in paths for p in record.problems(path, path.parent.parent)]
@@ -491,9 +492,12 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
     except FindingError as exc:
         return found + [str(exc)]
     newest = history.latest(root)
+    from plugpull.report.harness import summary  # summary reads pages' sections: imported when used
+
     for finding in findings.values():
         if only is None or finding.id in only:
             found += finding_problems(root, finding, newest)
+            found += summary.problems(root, finding)
     page = root / PAGE
     expected = render(root)
     actual = page.read_text() if page.exists() else ""

@@ -284,6 +284,24 @@ def upgrades_table(ups: list[Upgrade]) -> str:
     )
 
 
+def problems(root: Path, finding: Finding) -> list[str]:
+    """Why findings/<id>/summary.html is out of date, or nothing: it shows the run of every column the
+    records give it today (a record newer than the page is a stale page). A finding without one has nothing to
+    check here (that every finding has one is tests/report/test_pages_in_chromium.py's).
+    """
+    page = finding.directory / SUMMARY
+    if not page.is_file():
+        return []
+    regenerate = f"run `plugpull report summary {finding.id}`"
+    text = page.read_text()
+    missing = [c for c in matrix(root, finding.id).columns if c.run_id not in text]
+    return [
+        f"findings/{finding.id}/{SUMMARY} does not show the newest record of {c.version} ({c.pin}, run "
+        f"{c.run_id}): {regenerate}"
+        for c in missing
+    ]
+
+
 def write(root: Path, finding_id: str) -> Path:
     """Run notebooks/summary.ipynb for ``finding_id`` in this Python and write findings/<id>/summary.html."""
     from plugpull.report.harness import environment, ipynb
