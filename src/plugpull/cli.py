@@ -20,7 +20,7 @@ from plugpull import suite
 from plugpull import targets as targets_mod
 from plugpull.arguments import ArgParser
 from plugpull.errors import UsageError
-from plugpull.rendering import format_tally, format_text
+from plugpull.rendering import closing_line, format_tally, format_text
 from plugpull.results import Result, Verdict, tally, to_document
 from plugpull.scenarios import POWER_CUTS, Runtime, Settings
 from plugpull.scenarios.contract import Scenario
@@ -439,10 +439,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         extra = {"tally": tally(results)} if args.repeat > 1 else {}
         print(json.dumps(to_document(results, **extra), indent=2))
-    elif args.repeat > 1:
-        print(format_tally(results))
     else:
-        print(format_text(results))
+        print(format_tally(results) if args.repeat > 1 else format_text(results))
+        print(f"\n{closing_line(results, args.strict)}")
     if args.junit is not None:
         # Checked before the run; a disk that filled up or a directory removed meanwhile still gets one line.
         why = write_junit(args.junit, results, argv, args.repeat, started)
