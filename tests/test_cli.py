@@ -82,6 +82,18 @@ def test_help_exits_0_and_names_the_exit_codes_and_every_scenario(plugpull_main)
     assert all(scenario.name in text for scenario in REGISTRY)
 
 
+def test_help_names_plugpull_report_and_each_of_its_subcommands(plugpull_main):
+    from plugpull.cli import REPORT_SUBCOMMANDS
+    from plugpull.report.harness.cli import COMMANDS
+
+    assert list(REPORT_SUBCOMMANDS) == list(COMMANDS)
+    run = plugpull_main("--help")
+    assert run.stdout.splitlines()[1].strip().startswith("plugpull report SUBCOMMAND [options]")
+    text = " ".join(run.stdout.split())
+    assert "`plugpull report SUBCOMMAND` runs and checks the findings" in text
+    assert ", ".join(REPORT_SUBCOMMANDS) in text
+
+
 def test_an_empty_agent_command_is_one_line_exit_2(plugpull_main):
     run = plugpull_main("--agent", "  ")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
@@ -456,8 +468,11 @@ def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the
         pytest.skip("crewai is installed here")
     run = plugpull_main("--target", "crewai")
     assert run.returncode == 2
+    # This checkout is a uv project: the message is its command, not pip's (tests/targets/test_installation.py).
     assert run.stderr.strip() == (
-        "plugpull: target 'crewai' needs 'crewai', which is not installed: pip install 'plugpull[crewai]'"
+        "plugpull: target 'crewai' needs 'crewai', which is not installed: UV_PROJECT_ENVIRONMENT=.venv-crewai "
+        "uv sync --no-dev --extra crewai, then run plugpull as UV_PROJECT_ENVIRONMENT=.venv-crewai uv run --no-dev "
+        "--extra crewai plugpull ..."
     )
 
 
