@@ -168,6 +168,14 @@ def test_a_duplicate_from_a_background_thread_says_which_call_came_from_it():
     ]
 
 
+def test_calls_all_from_background_threads_do_not_name_the_thread():
+    calls = [counted(1, "start", main_thread=False, held_at="after-effect"), counted(2, "resume", main_thread=False)]
+    assert duplicate_causes(calls) == [
+        "refund counted twice: no key (start, held after-effect) vs no key (resume): "
+        "without a key every call is a new effect"
+    ]
+
+
 def test_an_effect_counted_once_and_a_repeat_of_a_known_key_give_no_cause():
     calls = [counted(1, "start", "k1", held_at="after-effect"), {**counted(2, "resume", "k1"), "recorded": False}]
     assert duplicate_causes(calls) == []

@@ -85,7 +85,10 @@ def duplicate_causes(calls: list[dict]) -> list[str]:
         mine = sorted((c for c in effects if c["name"] == name), key=lambda c: c["seq"])
         if len(mine) < 2:
             continue
-        shown = " vs ".join(describe_call(c) for c in mine[:LISTED_CALLS])
+        # The thread is named only when it tells the calls apart: LangGraph's ToolNode runs every tool on its
+        # executor, so "background thread" on each call would say nothing.
+        mixed = {c.get("main_thread") for c in mine} >= {True, False}
+        shown = " vs ".join(describe_call(c, mixed) for c in mine[:LISTED_CALLS])
         if len(mine) > LISTED_CALLS:
             shown += f" vs {len(mine) - LISTED_CALLS} more"
         causes = "; ".join(causes_of(mine))
@@ -93,9 +96,11 @@ def duplicate_causes(calls: list[dict]) -> list[str]:
     return lines
 
 
-def describe_call(call: dict) -> str:
+def describe_call(call: dict, thread: bool = True) -> str:
+    """One counted call: ``56fd1a2b… (resume, background thread, held after-effect)``; ``thread``: name a
+    background thread."""
     about = [call["phase"]]
-    if call.get("main_thread") is False:
+    if thread and call.get("main_thread") is False:
         about.append("background thread")
     if call.get("held_at"):
         about.append(f"held {call['held_at']}")
