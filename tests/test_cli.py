@@ -147,7 +147,7 @@ def test_a_duplicate_made_with_a_new_key_on_resume_shows_both_keys_under_its_fai
     assert lines[0].startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
     assert lines[1] == "    resume called charge once"
     said = re.fullmatch(
-        r"    charge counted twice: (\w{8})… \(start, held after-effect\) vs (\w{8})… \(resume\): "
+        r"    charge counted twice: (\w{12})… \(start, held after-effect\) vs (\w{12})… \(resume\): "
         r"resume used a new key: \1… \(start\) vs \2… \(resume\)",
         lines[2],
     )

@@ -145,10 +145,13 @@ def counted(seq, phase, key=None, main_thread=None, held_at=None, name="refund")
 
 
 def test_a_duplicate_made_with_a_new_key_on_resume_names_both_keys_and_phases():
-    calls = [counted(1, "start", "56fd1a2b3c4d", held_at="after-effect"), counted(2, "resume", "4e2c9d0e1f2a")]
+    calls = [
+        counted(1, "start", "call_56fd1a2b3c4d5e6f", held_at="after-effect"),
+        counted(2, "resume", "call_4e2c9d0e1f2a3b4c"),
+    ]
     assert duplicate_causes(calls) == [
-        "refund counted twice: 56fd1a2b… (start, held after-effect) vs 4e2c9d0e… (resume): "
-        "resume used a new key: 56fd1a2b… (start) vs 4e2c9d0e… (resume)"
+        "refund counted twice: call_56fd1a2… (start, held after-effect) vs call_4e2c9d0… (resume): "
+        "resume used a new key: call_56fd1a2… (start) vs call_4e2c9d0… (resume)"
     ]
 
 
@@ -189,12 +192,12 @@ def test_many_counted_calls_are_listed_up_to_four():
 
 
 def test_a_duplicate_fail_line_says_why_under_the_call_summary():
-    calls = [counted(1, "start", "aaaaaaaaaaaa", held_at="after-effect"), counted(2, "resume", "bbbbbbbbbbbb")]
+    calls = [counted(1, "start", "a" * 32, held_at="after-effect"), counted(2, "resume", "b" * 32)]
     text = format_text([result(verdict=Verdict.FAIL, message="effect duplicated", evidence={"calls": calls})])
     assert text.splitlines()[1:] == [
         "    resume called refund once",
-        "    refund counted twice: aaaaaaaa… (start, held after-effect) vs bbbbbbbb… (resume): "
-        "resume used a new key: aaaaaaaa… (start) vs bbbbbbbb… (resume)",
+        "    refund counted twice: aaaaaaaaaaaa… (start, held after-effect) vs bbbbbbbbbbbb… (resume): "
+        "resume used a new key: aaaaaaaaaaaa… (start) vs bbbbbbbbbbbb… (resume)",
     ]
 
 

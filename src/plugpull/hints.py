@@ -60,10 +60,11 @@ def held_point(result: Result) -> str:
 
 
 def short_key(key: str | None) -> str:
-    """A key as a line shows it: ``56fd1a2b…`` (its first 8 characters), or "no key"."""
+    """A key as a line shows it: ``call_3e2b4c1…`` (its first 12 characters: a tool call id's ``call_`` prefix
+    leaves 7 of the id), or "no key"."""
     if key is None:
         return "no key"
-    return key if len(key) <= 10 else f"{key[:8]}…"
+    return key if len(key) <= 14 else f"{key[:12]}…"
 
 
 ORDINALS = ("first", "second", "third", "fourth")
