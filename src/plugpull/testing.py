@@ -182,33 +182,36 @@ def kill_points(
     When the clean run fails, one point ``every point`` runs the agent as given, so the ERROR shows in the
     test, not at collection. Bad options raise :class:`plugpull.arguments.UsageError`.
     """
+    from dataclasses import replace
+
     from plugpull import cli
-    from plugpull.boundaries import steps_of
     from plugpull.scenarios import Runtime
-    from plugpull.scenarios.every_boundary import clean_of
+    from plugpull.scenarios.registry import REGISTRY
 
     args = cli.build_parser().parse_args(argv_for(command, scenario=scenario, timeout=timeout, workdir=workdir))
     targets = cli.select_targets(args)
     name = targets[0].scenario
     base = {} if scenario is None else {"scenario": scenario}
     if name not in ("kill-mid-tool", "every-boundary"):
-        from plugpull.scenarios.registry import REGISTRY
-
         return [KillPoint(p, {**base, "points": p}) for p in REGISTRY[name].points]
-    with Runtime() as runtime:
-        clean = clean_of(targets[0], cli.settings_of(args), runtime)
-    steps = steps_of(clean.trace) if clean.start.returncode == 0 else []
+    # every-boundary's expansion runs the clean run with boundary marks on and names each boundary ("effect refund 1");
+    # kill-mid-tool's points are its effect calls.
+    mapping = REGISTRY["every-boundary"]
+    target = mapping.adopt(targets[0], REGISTRY.get(name))
+    settings = cli.settings_of(args)
     if name == "kill-mid-tool":
-        effects = [s for s in steps if s.kind == "effect"]
-        found = [
-            KillPoint(f"{point} {s.name}#{s.n}", {**base, "points": point, "hold": f"{s.name}:{s.n}"})
-            for s in effects
-            for point in ("before-effect", "after-effect")
-        ]
-    else:
-        found = [
-            KillPoint(f"{side} {s.label}", {**base, "points": side, "boundary": s.label})
-            for s in steps
-            for side in ("before", "after")
-        ]
+        settings = replace(settings, boundaries=("effect",))
+    with Runtime() as runtime:
+        lines = mapping.expand(target, ["before", "after"], settings, runtime)
+    found = []
+    for line in lines:
+        side, _, label = line.partition(" ")
+        if not label:  # the clean run failed or found no boundary: the points stay unexpanded
+            return [KillPoint("every point", base)]
+        if name == "every-boundary":
+            found.append(KillPoint(line, {**base, "points": side, "boundary": label}))
+        else:
+            effect, _, nth = label.removeprefix("effect ").rpartition(" ")
+            point = f"{side}-effect"
+            found.append(KillPoint(f"{point} {effect}#{nth}", {**base, "points": point, "hold": f"{effect}:{nth}"}))
     return found or [KillPoint("every point", base)]
