@@ -170,3 +170,15 @@ def test_a_terminal_that_cannot_redraw_gets_plain_lines(monkeypatch):
     monkeypatch.setenv("TERM", "dumb")
     assert isinstance(progress.choose(2, json_output=False, stream=Terminal()), progress.Plain)
     assert progress.choose(2, json_output=True, stream=Terminal()) is None
+
+
+def test_the_bar_on_a_terminal_estimates_time_left_as_the_plain_lines_do():
+    shown = progress.Live(5, io.StringIO())
+    (left,) = [c for c in shown.progress.columns if type(c).__name__ == "Left"]
+    task = shown.progress.tasks[0]
+    target = Target(name="agent", argv=("x",))
+    assert str(left.render(task)) == "-:--"
+    shown.finished_at.extend([30.0, 35.0])  # the first line waited for the clean run too
+    assert str(left.render(task)) == "-:--"
+    shown.finished(target, "after-effect", [result("PASS", "after-effect")])
+    assert str(left.render(task)) != "-:--"

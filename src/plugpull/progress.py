@@ -108,21 +108,31 @@ class Live:
             BarColumn,
             MofNCompleteColumn,
             Progress,
+            ProgressColumn,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
         )
+        from rich.text import Text
 
         self.show_lines = show_lines
         self.lock = threading.Lock()
         self.finished_lines: list[tuple[str, str]] = []  # (verdict, line)
         self.running: list[str] = []
+        self.began = time.monotonic()
+        self.finished_at: list[float] = []
         owner = self
 
         class Display(Progress):
             # rich's documented way to draw more than the bar: override get_renderables.
             def get_renderables(self):
                 yield from owner.renderables(self)
+
+        class Left(ProgressColumn):
+            # The plain lines' estimate (time_left), not rich's, which guesses from the first line alone.
+            def render(self, task):
+                with owner.lock:
+                    left = time_left(owner.finished_at, int(task.total or 0))
+                return Text("-:--" if left is None else clock(left), style="progress.remaining")
 
         self.console = Console(file=stream or sys.stderr, highlight=False)
         self.progress = Display(
@@ -131,7 +141,7 @@ class Live:
             BarColumn(),
             TimeElapsedColumn(),
             TextColumn("elapsed,"),
-            TimeRemainingColumn(),
+            Left(),
             TextColumn("left"),
             console=self.console,
             transient=True,
@@ -179,6 +189,7 @@ class Live:
             label = running_label(target, point)
             if label in self.running:
                 self.running.remove(label)
+            self.finished_at.append(time.monotonic() - self.began)
             if self.show_lines:
                 self.finished_lines.extend((r.verdict.value, result_line(r)) for r in results)
         self.progress.advance(self.task)
