@@ -216,6 +216,7 @@ def test_the_closing_line_counts_verdicts_and_says_the_exit_code_without_strict_
 def test_the_closing_line_of_a_run_with_an_error_says_exit_code_2_and_of_a_passing_run_only_counts():
     assert closing_line(verdicts("ERROR", "FAIL")).startswith("1 ERROR, 1 FAIL of 2 lines; exit code 2: ")
     assert closing_line(verdicts("PASS")) == "1 PASS of 1 line"
+    assert closing_line([]) == "no line ran"
 
 
 def test_the_closing_line_of_repeated_lines_counts_runs_of_lines():

@@ -77,7 +77,8 @@ def duplicate_causes(calls: list[dict]) -> list[str]:
     """Why each effect counted more than once was: its counted calls, each with its key and the phase and
     thread that made it, then what differs between them (issue 22).
 
-    ``refund counted twice: 56fd1a2b… (start, held after-effect) vs 4e2c9d0e… (resume): resume used a new key``.
+    ``refund counted twice: call_8830d63… (start, held after-effect) vs call_3d68104… (resume): resume used a new
+    key: ...``.
     Only calls that added an effect (``recorded``) are listed: a repeat of a known key did not count.
     """
     effects = [c for c in calls if c.get("kind", "effect") == "effect" and c.get("recorded")]
@@ -98,7 +99,7 @@ def duplicate_causes(calls: list[dict]) -> list[str]:
 
 
 def describe_call(call: dict, thread: bool = True) -> str:
-    """One counted call: ``56fd1a2b… (resume, background thread, held after-effect)``; ``thread``: name a
+    """One counted call: ``call_3d68104… (resume, background thread, held after-effect)``; ``thread``: name a
     background thread."""
     about = [call["phase"]]
     if thread and call.get("main_thread") is False:
@@ -127,8 +128,8 @@ def causes_of(calls: list[dict]) -> list[str]:
                 causes.append(f"{call['phase']} called again with a new key")
     threads = {c.get("main_thread") for c in calls}
     if True in threads and False in threads:
-        # Which thread made a call is the client's word (record_effect sends it); a framework that runs the
-        # tool on a worker thread while the caller goes on can call it again after the step returned.
+        # Which thread made a call is the client's word (record_effect sends it). DBOS, for one, ran the workflow
+        # it recovered at launch on a thread of its own where start had run it on the main thread (README).
         later = next(i for i, c in enumerate(calls) if c.get("main_thread") is False)
         which = f"the {ORDINALS[later]} call" if later < len(ORDINALS) else f"call {later + 1}"
         causes.append(f"{which} came from a background thread ({calls[later]['phase']})")

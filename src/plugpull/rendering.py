@@ -135,8 +135,10 @@ def closing_line(results: list[Result], strict: bool = False) -> str:
 
     ``2 FAIL, 22 PASS of 24 lines; exit code 0: a FAIL fails the command only with --strict (exit 1)``.
     """
+    if not results:
+        return "no line ran"
     counted = {v: sum(1 for r in results if r.verdict is v) for v in (Verdict.ERROR, Verdict.FAIL, Verdict.PASS)}
-    said = ", ".join(f"{n} {v.value}" for v, n in counted.items() if n) or "no result"
+    said = ", ".join(f"{n} {v.value}" for v, n in counted.items() if n)
     total, distinct = len(results), len(grouped_lines(results))
     line = f"{said} of {total} line{'s' if total != 1 else ''}"
     if distinct < total:  # --repeat: every line ran more than once
