@@ -179,6 +179,14 @@ def test_repeats_of_a_random_kill_are_one_testcase_named_by_its_number(tmp_path)
     )
 
 
+def test_a_boundary_line_is_named_by_its_boundary_not_its_place_in_the_list(tmp_path):
+    placed = line(
+        "FAIL", "after effect refund 1", scenario="every-boundary", evidence={"boundary": {"index": 7, "of": 12}}
+    )
+    (case,) = written([placed], tmp_path).findall("testsuite/testcase")
+    assert case.get("name") == "after effect refund 1 durability=sync key=none"
+
+
 def test_secret_looking_environment_values_are_redacted(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_API_KEY", "sk-very-secret-value")
     root = written(

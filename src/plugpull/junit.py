@@ -86,10 +86,12 @@ def class_name(result: Result) -> str:
 
 
 def case_name(result: Result) -> str:
-    """What makes the line what it is besides its class: the point with the held call (a random kill: its
-    number, not where it landed, which differs per repeat), the options, the agent's arguments, --sibling."""
+    """What makes the line what it is besides its class: the point with the held call, the options, the agent's
+    arguments, --sibling. A boundary line is named by its boundary (``after model-call 2``), not its place in
+    the list (``7/12``), which moves when a release adds a step; a random kill by its number, not where it
+    landed, which differs per repeat."""
     evidence = result.evidence or {}
-    point = result.point if "landed" in evidence else shown_point(result)
+    point = result.point if ("landed" in evidence or "boundary" in evidence) else shown_point(result)
     words = [point]
     words += [f"{k}={v}" for k, v in result.options.items()]
     if result.target_name == "agent" or (not result.target_name and not result.framework):

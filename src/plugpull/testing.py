@@ -172,7 +172,7 @@ class KillPoint:
 
 
 def kill_points(
-    command: str | Iterable[str], *, scenario: str | None = None, timeout: float = 120.0, workdir: str | None = None
+    command: str, *, scenario: str | None = None, timeout: float = 120.0, workdir: str | None = None
 ) -> list[KillPoint]:
     """The kill points of an agent, read from one clean run of it (no fault), for one test item each.
 
