@@ -21,7 +21,7 @@ TESTS = Path(__file__).parent
 # Modules under these folders start a real agent framework in real processes...
 FRAMEWORK_FOLDERS = ("examples", "targets", "findings")
 # ...except these, which read the built-in tables and notes only; and these modules elsewhere do too.
-FRAMEWORK_FREE = {"test_built_in_notes.py", "test_built_ins.py"}
+FRAMEWORK_FREE = {"test_built_in_notes.py", "test_built_ins.py", "test_installation.py"}
 FRAMEWORK_MODULES = {"scenarios/test_lost_session_write.py", "test_forkserver.py"}
 # Fixtures that start a Jupyter kernel (tests/report/conftest.py).
 KERNEL_FIXTURES = {"current_kernel", "whole_run"}

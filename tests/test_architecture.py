@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("plugpull.report.harness",),
     ("plugpull.cli",),
     ("plugpull.testing", "plugpull.pytest_plugin"),
+    ("plugpull.examples",),  # a user's test (examples/test_*.py): it may use plugpull.testing
 )  # fmt: skip
 
 #: The declarations of plugpull.targets (the package itself, and these with what is under them); every other
@@ -48,7 +49,8 @@ def layer(module: str) -> int:
 def is_agent_script(module: str) -> bool:
     in_targets = module.startswith("plugpull.targets.")
     declared = any(module == d or module.startswith(d + ".") for d in TARGET_DECLARATIONS)
-    return module.startswith("plugpull.examples") or (in_targets and not declared)
+    user_test = module.rpartition(".")[2].startswith("test_")
+    return (module.startswith("plugpull.examples") and not user_test) or (in_targets and not declared)
 
 
 def arrows_up(g: dict[str, set[str]]) -> list[str]:

@@ -82,6 +82,18 @@ def test_help_exits_0_and_names_the_exit_codes_and_every_scenario(plugpull_main)
     assert all(scenario.name in text for scenario in REGISTRY)
 
 
+def test_help_names_plugpull_report_and_each_of_its_subcommands(plugpull_main):
+    from plugpull.cli import REPORT_SUBCOMMANDS
+    from plugpull.report.harness.cli import COMMANDS
+
+    assert list(REPORT_SUBCOMMANDS) == list(COMMANDS)
+    run = plugpull_main("--help")
+    assert run.stdout.splitlines()[1].strip().startswith("plugpull report SUBCOMMAND [options]")
+    text = " ".join(run.stdout.split())
+    assert "`plugpull report SUBCOMMAND` runs and checks the findings" in text
+    assert ", ".join(REPORT_SUBCOMMANDS) in text
+
+
 def test_an_empty_agent_command_is_one_line_exit_2(plugpull_main):
     run = plugpull_main("--agent", "  ")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
@@ -114,6 +126,33 @@ def test_strict_exits_1_on_a_fail(tmp_path):
     run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--strict", tmp=tmp_path)
     assert run.returncode == 1
     assert "FAIL   kill-mid-tool  after-effect" in run.stdout
+    assert run.stdout.splitlines()[-1] == "1 FAIL, 1 PASS of 2 lines; exit code 1 (--strict)"
+
+
+def test_a_run_with_a_fail_ends_saying_its_exit_code_is_0_without_strict(tmp_path):
+    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), tmp=tmp_path)
+    assert run.returncode == 0
+    assert run.stdout.splitlines()[-2:] == [
+        "",
+        "1 FAIL, 1 PASS of 2 lines; exit code 0: a FAIL fails the command only with --strict (exit 1)",
+    ]
+
+
+def test_a_duplicate_made_with_a_new_key_on_resume_shows_both_keys_under_its_fail(tmp_path):
+    import re
+
+    command = agent(str(AGENTS / "fake_framework.py"), "random-key")
+    run = plugpull("--agent", command, "--point", "after-effect", tmp=tmp_path)
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
+    assert lines[1] == "    resume called charge once"
+    said = re.fullmatch(
+        r"    charge counted twice: (\w{12})… \(start, held after-effect\) vs (\w{12})… \(resume\): "
+        r"resume used a new key: \1… \(start\) vs \2… \(resume\)",
+        lines[2],
+    )
+    assert said is not None, lines[2]
+    assert said[1] != said[2]
 
 
 def test_an_error_exits_2_and_shows_the_targets_stderr(tmp_path):
@@ -318,6 +357,8 @@ def test_a_fail_shows_resumes_stderr_and_that_resume_made_no_call(tmp_path):
     assert run.stdout.splitlines()[1:] == [
         "    resume made 0 record_effect calls",
         "    | resume: run already finished",
+        "",
+        "1 FAIL of 1 line; exit code 0: a FAIL fails the command only with --strict (exit 1)",
     ]
 
 
@@ -383,7 +424,8 @@ def test_a_workdir_whose_parent_is_missing_is_one_line_exit_2(tmp_path, plugpull
 def test_a_setup_error_that_stops_every_point_prints_once(tmp_path):
     run = plugpull("--agent", agent(str(tmp_path / "missing.py")), tmp=tmp_path)
     assert run.returncode == 2
-    [line] = [line for line in run.stdout.splitlines() if not line.startswith("    ")]
+    [line, blank, closing] = [line for line in run.stdout.splitlines() if not line.startswith("    ")]
+    assert (blank, closing.split(";")[0]) == ("", "2 ERROR of 2 lines")
     assert line.startswith("ERROR  kill-mid-tool  every point  ")
     assert line.endswith("a clean run (no kill) ended (exit code 2)")
 
@@ -426,8 +468,11 @@ def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the
         pytest.skip("crewai is installed here")
     run = plugpull_main("--target", "crewai")
     assert run.returncode == 2
+    # This checkout is a uv project: the message is its command, not pip's (tests/targets/test_installation.py).
     assert run.stderr.strip() == (
-        "plugpull: target 'crewai' needs 'crewai', which is not installed: pip install 'plugpull[crewai]'"
+        "plugpull: target 'crewai' needs 'crewai', which is not installed: UV_PROJECT_ENVIRONMENT=.venv-crewai "
+        "uv sync --no-dev --extra crewai, then run plugpull as UV_PROJECT_ENVIRONMENT=.venv-crewai uv run --no-dev "
+        "--extra crewai plugpull ..."
     )
 
 

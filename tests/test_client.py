@@ -4,10 +4,80 @@ from plugpull import NotInRun, record_effect
 from plugpull.channel import Channel
 
 
-def test_record_effect_outside_a_run_says_so(monkeypatch):
+def test_record_effect_outside_a_run_answers_as_a_fresh_provider_would(monkeypatch):
     monkeypatch.delenv("PLUGPULL_SOCKET", raising=False)
-    with pytest.raises(NotInRun, match="outside a plugpull run"):
-        record_effect("charge")
+    monkeypatch.delenv("PLUGPULL_STRICT", raising=False)
+    name = "charge-outside-a-run"
+    assert record_effect(name, key="order-1") == {"name": name, "key": "order-1", "new": True, "count": 1}
+    assert record_effect(name, key="order-1") == {"name": name, "key": "order-1", "new": False, "count": 1}
+    assert record_effect(name) == {"name": name, "key": None, "new": True, "count": 2}
+
+
+def test_every_agent_side_call_outside_a_run_returns_without_a_socket(monkeypatch):
+    from plugpull import boundary, record_result
+    from plugpull.client import announce, call_store, gate, mark_boundary
+
+    monkeypatch.delenv("PLUGPULL_SOCKET", raising=False)
+    monkeypatch.delenv("PLUGPULL_STRICT", raising=False)
+    assert record_result({"answer": "done"}) is None
+    assert announce(framework="langgraph", version="1.2.11") is None
+    assert gate() is None
+    assert mark_boundary("model-call", "before") is None
+    with boundary("model-call"):
+        pass
+    session = "outside-a-run"
+    assert call_store("add_items", session, items=[{"role": "user", "content": "hi"}, "two"]) is None
+    assert call_store("get_items", session, limit=1) == ["two"]
+    assert call_store("pop_item", session) == "two"
+    assert call_store("get_items", session) == [{"role": "user", "content": "hi"}]
+    assert call_store("clear_session", session) is None
+    assert call_store("get_items", session) == []
+
+
+@pytest.mark.parametrize("value", ["1", "yes"])
+def test_strict_mode_makes_every_call_outside_a_run_raise_not_in_run(monkeypatch, value):
+    from plugpull import boundary, record_result
+    from plugpull.client import announce, call_store, gate
+
+    monkeypatch.delenv("PLUGPULL_SOCKET", raising=False)
+    monkeypatch.setenv("PLUGPULL_STRICT", value)
+    calls = [
+        lambda: record_effect("charge"),
+        lambda: record_result("done"),
+        lambda: announce(framework="x"),
+        gate,
+        lambda: call_store("get_items", "s"),
+        lambda: boundary("model-call").__enter__(),
+    ]
+    for call in calls:
+        with pytest.raises(NotInRun, match="outside a plugpull run .*PLUGPULL_STRICT"):
+            call()
+
+
+def test_strict_mode_set_to_0_is_off(monkeypatch):
+    monkeypatch.delenv("PLUGPULL_SOCKET", raising=False)
+    monkeypatch.setenv("PLUGPULL_STRICT", "0")
+    assert record_effect("charge-strict-off")["new"] is True
+
+
+def test_strict_mode_changes_nothing_inside_a_run(monkeypatch):
+    with Channel() as channel:
+        monkeypatch.setenv("PLUGPULL_SOCKET", channel.path)
+        monkeypatch.setenv("PLUGPULL_STRICT", "1")
+        assert record_effect("charge", key="k")["count"] == 1
+        assert channel.provider.calls[0].name == "charge"
+
+
+def test_an_effect_call_says_whether_the_main_thread_made_it(monkeypatch):
+    import threading
+
+    with Channel() as channel:
+        monkeypatch.setenv("PLUGPULL_SOCKET", channel.path)
+        record_effect("charge", key="main")
+        worker = threading.Thread(target=record_effect, args=("charge",), kwargs={"key": "worker"})
+        worker.start()
+        worker.join()
+        assert [c.to_dict()["main_thread"] for c in channel.provider.calls] == [True, False]
 
 
 def test_record_effect_reaches_the_provider_with_the_callers_pid(monkeypatch):
@@ -128,3 +198,19 @@ def test_boundary_marks_are_traced_in_order_with_effects_and_never_counted_as_ef
         worker.start()
         worker.join()
         assert channel.provider.marks[-1].main_thread is False  # a background writer's step
+
+
+def test_an_instrumented_script_runs_without_plugpull_and_fails_loudly_under_strict_mode():
+    import os
+    import subprocess
+    import sys
+
+    code = "from plugpull import record_effect; print(record_effect('refund', key='A-1001')['new'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("PLUGPULL_SOCKET", "PLUGPULL_STRICT")}
+    shipped = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert (shipped.returncode, shipped.stdout) == (0, "True\n")
+    strict = subprocess.run(
+        [sys.executable, "-c", code], env={**env, "PLUGPULL_STRICT": "1"}, capture_output=True, text=True
+    )
+    assert strict.returncode == 1
+    assert "NotInRun: plugpull: record_effect called outside a plugpull run" in strict.stderr

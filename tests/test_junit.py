@@ -36,7 +36,9 @@ def line(verdict: str, point: str = "after-effect", **extra) -> Result:
         }.get(verdict, "start ended (exit code 1) before any effect call"),
         "framework": "langgraph",
         "version": "1.2.11",
+        "options": {"durability": "sync", "key": "none"},
         "seconds": 1.25,
+        "target_name": "langgraph",
     }
     fields.update(extra)
     return Result(**fields)
@@ -49,12 +51,12 @@ def written(results, tmp_path, properties=None) -> ET.Element:
     return ET.parse(path).getroot()
 
 
-def test_each_line_is_a_testcase_named_by_its_point_in_a_class_of_scenario_and_target(tmp_path):
+def test_each_line_is_a_testcase_named_by_its_point_and_options_in_a_class_of_scenario_and_target(tmp_path):
     root = written([line("PASS", "before-effect"), line("FAIL")], tmp_path)
     cases = root.findall("testsuite/testcase")
     assert [(c.get("classname"), c.get("name")) for c in cases] == [
-        ("kill-mid-tool langgraph 1.2.11 durability=sync key=none", "before-effect"),
-        ("kill-mid-tool langgraph 1.2.11 durability=sync key=none", "after-effect"),
+        ("plugpull.kill-mid-tool.langgraph", "before-effect durability=sync key=none"),
+        ("plugpull.kill-mid-tool.langgraph", "after-effect durability=sync key=none"),
     ]
     assert cases[0].find("failure") is None and cases[0].find("error") is None
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("2", "1", "0")
@@ -118,6 +120,73 @@ def test_control_characters_in_stderr_are_escaped_so_the_file_stays_xml(tmp_path
     assert root.find("testsuite/testcase/system-err").text == "\\x1b[31mred\\x1b[0m and a NUL \\x00 byte"
 
 
+def held(seq: int, name: str, nth_of_phase: int = 1) -> list[dict]:
+    earlier = [{"seq": i, "phase": "start", "name": name, "key": None} for i in range(1, nth_of_phase)]
+    return [*earlier, {"seq": seq, "phase": "start", "name": name, "key": None, "held_at": "after-effect"}]
+
+
+def test_lines_holding_other_calls_or_siblings_are_testcases_with_other_names(tmp_path):
+    charge = line("FAIL", evidence={"calls": held(1, "charge_card"), "hold": "charge_card:1"})
+    receipt = line("PASS", evidence={"calls": held(1, "send_receipt"), "hold": "send_receipt:1"})
+    running = line(
+        "PASS",
+        evidence={"calls": held(1, "charge_card"), "hold": "charge_card:1", "sibling_spec": "send_email:running"},
+    )
+    root = written([charge, receipt, running, line("PASS")], tmp_path)
+    names = [c.get("name") for c in root.findall("testsuite/testcase")]
+    assert names == [
+        "after-effect charge_card#1 durability=sync key=none",
+        "after-effect send_receipt#1 durability=sync key=none",
+        "after-effect charge_card#1 durability=sync key=none sibling=send_email:running",
+        "after-effect durability=sync key=none",
+    ]
+
+
+def test_an_agents_class_is_its_script_and_its_arguments_join_the_name(tmp_path):
+    def agent_line(command: str, **extra) -> Result:
+        fields = {"target": command, "framework": None, "version": None, "options": {}, "target_name": "agent"}
+        return line("PASS", **{**fields, **extra})
+
+    results = [
+        agent_line("python /home/me/shop.v2/order_flow.py no-key"),
+        agent_line("python /home/me/shop.v2/order_flow.py stable-key"),
+        agent_line("uv run python -m shop.agent --fast", framework="langgraph", version="1.2.11"),
+        agent_line("python /home/me/shop.v3/order_flow.py no-key"),
+    ]
+    root = written(results, tmp_path)
+    assert [(c.get("classname"), c.get("name")) for c in root.findall("testsuite/testcase")] == [
+        ("plugpull.kill-mid-tool.order_flow", "after-effect no-key"),
+        ("plugpull.kill-mid-tool.order_flow", "after-effect stable-key"),
+        ("plugpull.kill-mid-tool.shop_agent", "after-effect --fast"),
+        ("plugpull.kill-mid-tool.order_flow", "after-effect no-key #2"),
+    ]
+
+
+def test_a_record_from_before_target_names_is_classed_by_its_framework(tmp_path):
+    root = written([line("PASS", target_name="")], tmp_path)
+    assert root.find("testsuite/testcase").get("classname") == "plugpull.kill-mid-tool.langgraph"
+
+
+def test_repeats_of_a_random_kill_are_one_testcase_named_by_its_number(tmp_path):
+    runs = [
+        line("PASS", "random 1", scenario="every-boundary", evidence={"landed": where})
+        for where in ("before any boundary", "between after model-call 1 and call of effect refund 1")
+    ]
+    (case,) = written(runs, tmp_path).findall("testsuite/testcase")
+    assert (case.get("classname"), case.get("name")) == (
+        "plugpull.every-boundary.langgraph",
+        "random 1 durability=sync key=none",
+    )
+
+
+def test_a_boundary_line_is_named_by_its_boundary_not_its_place_in_the_list(tmp_path):
+    placed = line(
+        "FAIL", "after effect refund 1", scenario="every-boundary", evidence={"boundary": {"index": 7, "of": 12}}
+    )
+    (case,) = written([placed], tmp_path).findall("testsuite/testcase")
+    assert case.get("name") == "after effect refund 1 durability=sync key=none"
+
+
 def test_secret_looking_environment_values_are_redacted(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_API_KEY", "sk-very-secret-value")
     root = written(
@@ -177,15 +246,29 @@ def test_a_real_run_writes_a_valid_file_with_one_testcase_per_line(tmp_path):
     SCHEMA.validate(str(path))
     root = ET.parse(path).getroot()
     cases = root.findall("testsuite/testcase")
-    assert [(c.get("name"), c.find("failure") is not None) for c in cases] == [
-        ("before-effect", False),
-        ("after-effect", True),
+    assert [(c.get("classname"), c.get("name"), c.find("failure") is not None) for c in cases] == [
+        ("plugpull.kill-mid-tool.fake_framework", "before-effect charge#1 no-key", False),
+        ("plugpull.kill-mid-tool.fake_framework", "after-effect charge#1 no-key", True),
     ]
     failure = cases[1].find("failure")
     assert failure.get("message") == "effect duplicated: the provider saw 2 charge (expected 1)"
     assert "    resume called charge once" in failure.text.splitlines()
     # The text output on stdout is unchanged by --junit.
     assert run.stdout.splitlines()[1].startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
+
+
+def test_a_real_fail_carries_resumes_stderr_in_system_err(tmp_path):
+    path = tmp_path / "plugpull.xml"
+    command = shlex.join([sys.executable, str(AGENTS / "protocol_mistakes.py"), "forgets-on-resume"])
+    run = plugpull("--agent", command, "--point", "before-effect", "--junit", str(path), tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    SCHEMA.validate(str(path))
+    (case,) = ET.parse(path).getroot().findall("testsuite/testcase")
+    assert (case.get("classname"), case.get("name")) == (
+        "plugpull.kill-mid-tool.protocol_mistakes",
+        "before-effect charge#1 forgets-on-resume",
+    )
+    assert case.find("system-err").text.strip() == "resume: run already finished"
 
 
 def test_a_real_error_line_is_an_error_element_and_exit_2(tmp_path):

@@ -9,6 +9,7 @@ from import_graph import GRAPH, MODULES, imported, reachable
 #: From the top down: a module may import the ones in layers below its own, never one above (no arrow
 #: back up). Each entry is a module and the modules under it; the most specific entry wins.
 LAYERS = (
+    ("plugpull.examples",),  # agents and tests written as a user would: they may use any of it
     ("plugpull.pytest_plugin", "plugpull.testing"),  # the pytest plugin: runs the command
     ("plugpull.cli",),
     ("plugpull.report",),

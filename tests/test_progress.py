@@ -69,9 +69,7 @@ def test_off_a_terminal_each_finished_line_is_one_plain_line_on_stderr(tmp_path)
     assert ESCAPE not in run.stdout and ESCAPE not in run.stderr
     lines = run.stderr.splitlines()
     assert len(lines) == 2
-    assert re.fullmatch(
-        r"plugpull: \[1/2 0:\d\d, ~0:\d\d left\] PASS   kill-mid-tool  before-effect charge#1  .*", lines[0]
-    )
+    assert re.fullmatch(r"plugpull: \[1/2 0:\d\d\] PASS   kill-mid-tool  before-effect charge#1  .*", lines[0])
     assert re.fullmatch(r"plugpull: \[2/2 0:\d\d\] FAIL   kill-mid-tool  after-effect charge#1  .*", lines[1])
     assert lines[1].endswith("effect duplicated: the provider saw 2 charge (expected 1)")
     # stdout is the report, as before progress existed.
@@ -109,17 +107,41 @@ def result(verdict: str, point: str) -> Result:
     return Result(Verdict(verdict), "kill-mid-tool", point, "agent x", f"{verdict.lower()} message")
 
 
-def test_plain_progress_numbers_each_finished_line_and_says_what_is_left():
+def test_plain_progress_numbers_each_finished_line_and_says_what_is_left_once_three_have_finished():
     stream = io.StringIO()
-    shown = progress.Plain(3, stream)
+    shown = progress.Plain(5, stream)
     target = Target(name="agent", argv=("x",))
-    for n, point in enumerate(["before-effect", "after-effect", "before-effect"]):
+    for n, point in enumerate(["before-effect", "after-effect"] * 2 + ["before-effect"]):
         shown.started(target, point)
         shown.finished(target, point, [result("PASS" if n else "ERROR", point)])
     lines = stream.getvalue().splitlines()
-    assert [line.split("]")[0].split()[1] for line in lines] == ["[1/3", "[2/3", "[3/3"]
-    assert "left]" in lines[0] and "left" not in lines[2]
+    assert [line.split("]")[0].split()[1] for line in lines] == ["[1/5", "[2/5", "[3/5", "[4/5", "[5/5"]
+    assert ["left]" in line for line in lines] == [False, False, True, True, False]
     assert lines[0].endswith("ERROR  kill-mid-tool  before-effect  agent x  error message")
+
+
+def test_time_left_is_the_pace_since_the_first_line_times_the_lines_left():
+    # The first line waited for the clean run too (30 s); the next ones took 5 s each.
+    assert progress.time_left([30.0, 35.0], 10) is None
+    assert progress.time_left([30.0, 35.0, 40.0], 10) == 5.0 * 7
+    assert progress.time_left([30.0, 35.0, 40.0], 3) is None
+
+
+def test_the_total_becomes_the_expanded_line_count_when_the_run_says_it():
+    stream = io.StringIO()
+    shown = progress.Plain(2, stream)
+    shown.planned(12)
+    target = Target(name="agent", argv=("x",))
+    shown.finished(target, "before", [result("PASS", "before")])
+    assert "[1/12 " in stream.getvalue()
+
+
+def test_every_boundary_progress_counts_the_boundaries_lines(tmp_path):
+    command = shlex.join([sys.executable, str(AGENTS / "boundary_framework.py"), "plain"])
+    # Two points planned (before, after); two model calls make them four lines.
+    run = plugpull("--agent", command, "--scenario", "every-boundary", "--boundary", "model-call", tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert [line.split("]")[0].split()[1] for line in run.stderr.splitlines()] == ["[1/4", "[2/4", "[3/4", "[4/4"]
 
 
 def test_the_clock_reads_minutes_and_seconds_then_hours():
@@ -148,3 +170,16 @@ def test_a_terminal_that_cannot_redraw_gets_plain_lines(monkeypatch):
     monkeypatch.setenv("TERM", "dumb")
     assert isinstance(progress.choose(2, json_output=False, stream=Terminal()), progress.Plain)
     assert progress.choose(2, json_output=True, stream=Terminal()) is None
+
+
+def test_the_bar_on_a_terminal_estimates_time_left_as_the_plain_lines_do():
+    shown = progress.Live(5, io.StringIO())
+    (left,) = [c for c in shown.progress.columns if type(c).__name__ == "Left"]
+    task = shown.progress.tasks[0]
+    target = Target(name="agent", argv=("x",))
+    assert str(left.render(task)) == "-:--"
+    shown.finished(target, "before-effect", [result("PASS", "before-effect")])
+    shown.finished(target, "after-effect", [result("PASS", "after-effect")])
+    assert str(left.render(task)) == "-:--"  # two lines: the first also waited for the clean run
+    shown.finished(target, "before-effect", [result("PASS", "before-effect")])
+    assert re.fullmatch(r"\d+:\d\d", str(left.render(task)))

@@ -116,3 +116,60 @@ def test_loading_the_plugin_imports_nothing_of_the_harness():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['plugpull.client', 'plugpull.pytest_plugin']"
+
+
+TWO_EFFECTS = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "email-then-charge"])
+
+
+def test_kill_points_make_one_test_item_per_point_and_the_assertions_name_the_failing_line(pytest_on):
+    run = pytest_on(
+        f"""
+        import pytest
+        from plugpull.testing import kill_points
+
+        @pytest.mark.parametrize("point", kill_points({TWO_EFFECTS!r}), ids=str)
+        def test_each_kill_point(plugpull_run, point):
+            plugpull_run({TWO_EFFECTS!r}, **point.options).assert_all_pass()
+
+        def test_charge_exactly_once(plugpull_run):
+            plugpull_run({COMMAND!r}, points="after-effect").assert_exactly_once("charge")
+        """
+    )
+    out = run.stdout.str()
+    run.assert_outcomes(failed=4, passed=1)
+    failed = [line.split(" - ")[0] for line in out.splitlines() if line.startswith("FAILED ")]
+    assert failed == [
+        "FAILED test_user_agent.py::test_each_kill_point[after-effect send_email#1]",
+        "FAILED test_user_agent.py::test_each_kill_point[before-effect charge#1]",
+        "FAILED test_user_agent.py::test_each_kill_point[after-effect charge#1]",
+        "FAILED test_user_agent.py::test_charge_exactly_once",
+    ]
+    # The assertions' own messages: the line that broke and its evidence (why send_email counted twice).
+    said = [line[1:].strip() for line in out.splitlines() if line.startswith("E ")]
+    assert "AssertionError: 1 of 1 plugpull lines did not PASS:" in said
+    assert (
+        "send_email counted twice: no key (start) vs no key (resume): without a key every call is a new effect" in said
+    )
+    assert "AssertionError: charge not done exactly once on 1 of 1 plugpull lines:" in said
+    assert "the provider saw 2 charge:" in said
+    assert list(pytest_on.work.iterdir()) == []
+
+
+def test_kill_points_of_every_boundary_are_each_side_of_each_boundary_and_each_runs_alone(short_tmp, monkeypatch):
+    from plugpull.testing import kill_points, run
+
+    monkeypatch.setenv("TMPDIR", str(short_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    command = shlex.join([sys.executable, str(AGENTS / "boundary_framework.py"), "plain"])
+    points = kill_points(command, scenario="every-boundary")
+    assert [str(p) for p in points][:4] == [
+        "before model-call 1",
+        "after model-call 1",
+        "before checkpoint-save 1",
+        "after checkpoint-save 1",
+    ]
+    assert len(points) == 2 * 6  # 3 saves, 2 model calls, 1 refund
+    (after_refund,) = [p for p in points if p.id == "after effect refund 1"]
+    results = run(command, **after_refund.options)
+    assert [(r.point, r.verdict.value) for r in results] == [("after effect refund 1", "FAIL")]
+    assert list(short_tmp.iterdir()) == []

@@ -1,7 +1,16 @@
 """Text lines on hand-built results: call summaries, the held call, the announced version, setup errors
 once, and each matched note on its own line under the measured message."""
 
-from plugpull.rendering import call_summary, format_text, held_call, shown_point, shown_target, summary_of
+from plugpull.rendering import (
+    call_summary,
+    closing_line,
+    duplicate_causes,
+    format_text,
+    held_call,
+    shown_point,
+    shown_target,
+    summary_of,
+)
 from plugpull.results import Result, Verdict
 
 NOTE = {"text": "resume refunded again", "url": "https://example.org/idempotency", "condition": "refund 2 times"}
@@ -97,8 +106,9 @@ def test_a_fail_line_carries_the_call_summary_and_the_tail_of_resumes_stderr():
     lines = text.splitlines()
     assert lines[0] == "FAIL   kill-mid-tool  after-effect refund#1  python a.py  effect duplicated"
     assert lines[1] == "    resume called refund once"
-    assert lines[2] == "    | ... (10 earlier lines in --json)"
-    assert lines[-1] == "    | line 29" and len(lines) == 23
+    assert lines[2].startswith("    refund counted twice: no key (start, held after-effect) vs no key (resume)")
+    assert lines[3] == "    | ... (10 earlier lines in --json)"
+    assert lines[-1] == "    | line 29" and len(lines) == 24
 
 
 def failed(scenario: str, point: str, calls: list[dict], evidence: dict | None = None) -> Result:
@@ -127,3 +137,88 @@ def test_every_boundary_shows_the_boundarys_place_and_a_random_kill_where_it_lan
     landed = failed("every-boundary", "random 3", [], {"landed": "between model-call 1 and effect refund 1"})
     assert shown_point(placed) == "boundary 7/12 after model-call 2"
     assert shown_point(landed) == "random 3: between model-call 1 and effect refund 1"
+
+
+def counted(seq, phase, key=None, main_thread=None, held_at=None, name="refund"):
+    made = {**call(seq, phase, name, key=key, held_at=held_at), "main_thread": main_thread}
+    return made if main_thread is not None else {k: v for k, v in made.items() if k != "main_thread"}
+
+
+def test_a_duplicate_made_with_a_new_key_on_resume_names_both_keys_and_phases():
+    calls = [
+        counted(1, "start", "call_56fd1a2b3c4d5e6f", held_at="after-effect"),
+        counted(2, "resume", "call_4e2c9d0e1f2a3b4c"),
+    ]
+    assert duplicate_causes(calls) == [
+        "refund counted twice: call_56fd1a2… (start, held after-effect) vs call_4e2c9d0… (resume): "
+        "resume used a new key: call_56fd1a2… (start) vs call_4e2c9d0… (resume)"
+    ]
+
+
+def test_a_duplicate_without_a_key_says_every_call_is_a_new_effect():
+    calls = [counted(1, "start", held_at="after-effect"), counted(2, "resume")]
+    assert duplicate_causes(calls) == [
+        "refund counted twice: no key (start, held after-effect) vs no key (resume): "
+        "without a key every call is a new effect"
+    ]
+
+
+def test_a_duplicate_from_a_background_thread_says_which_call_came_from_it():
+    calls = [counted(1, "start", "k1", main_thread=True), counted(2, "start", "k2", main_thread=False)]
+    assert duplicate_causes(calls) == [
+        "refund counted twice: k1 (start) vs k2 (start, background thread): start called again with a new key; "
+        "the second call came from a background thread (start)"
+    ]
+
+
+def test_calls_all_from_background_threads_do_not_name_the_thread():
+    calls = [counted(1, "start", main_thread=False, held_at="after-effect"), counted(2, "resume", main_thread=False)]
+    assert duplicate_causes(calls) == [
+        "refund counted twice: no key (start, held after-effect) vs no key (resume): "
+        "without a key every call is a new effect"
+    ]
+
+
+def test_an_effect_counted_once_and_a_repeat_of_a_known_key_give_no_cause():
+    calls = [counted(1, "start", "k1", held_at="after-effect"), {**counted(2, "resume", "k1"), "recorded": False}]
+    assert duplicate_causes(calls) == []
+
+
+def test_many_counted_calls_are_listed_up_to_four():
+    calls = [counted(i, f"approve-{i}") for i in range(1, 7)]
+    (said,) = duplicate_causes(calls)
+    assert said.startswith("refund counted 6 times: no key (approve-1) vs no key (approve-2) vs ")
+    assert "vs 2 more: without a key" in said
+
+
+def test_a_duplicate_fail_line_says_why_under_the_call_summary():
+    calls = [counted(1, "start", "a" * 32, held_at="after-effect"), counted(2, "resume", "b" * 32)]
+    text = format_text([result(verdict=Verdict.FAIL, message="effect duplicated", evidence={"calls": calls})])
+    assert text.splitlines()[1:] == [
+        "    resume called refund once",
+        "    refund counted twice: aaaaaaaaaaaa… (start, held after-effect) vs bbbbbbbbbbbb… (resume): "
+        "resume used a new key: aaaaaaaaaaaa… (start) vs bbbbbbbbbbbb… (resume)",
+    ]
+
+
+def verdicts(*names: str) -> list[Result]:
+    return [Result(Verdict(v), "kill-mid-tool", f"point {i}", "six 1.0", "m") for i, v in enumerate(names)]
+
+
+def test_the_closing_line_counts_verdicts_and_says_the_exit_code_without_strict_is_0():
+    two_fails = verdicts("FAIL", "PASS", "FAIL", "PASS")
+    assert closing_line(two_fails) == (
+        "2 FAIL, 2 PASS of 4 lines; exit code 0: a FAIL fails the command only with --strict (exit 1)"
+    )
+    assert closing_line(two_fails, strict=True) == "2 FAIL, 2 PASS of 4 lines; exit code 1 (--strict)"
+
+
+def test_the_closing_line_of_a_run_with_an_error_says_exit_code_2_and_of_a_passing_run_only_counts():
+    assert closing_line(verdicts("ERROR", "FAIL")).startswith("1 ERROR, 1 FAIL of 2 lines; exit code 2: ")
+    assert closing_line(verdicts("PASS")) == "1 PASS of 1 line"
+    assert closing_line([]) == "no line ran"
+
+
+def test_the_closing_line_of_repeated_lines_counts_runs_of_lines():
+    repeated = verdicts("PASS") * 3
+    assert closing_line(repeated) == "3 PASS of 3 runs of 1 line"

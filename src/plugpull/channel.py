@@ -224,7 +224,14 @@ class Channel:
             # The caller's group, read while it is alive and before the provider can hold the call:
             # once held, the scenario may kill at any moment, so the group is on the call first.
             # It says which of several phases made the call and proves a held call's caller.
-            call, hold = self.provider.receive(name, key, pid, group=group_of(pid) if pid else None)
+            main = request.get("main_thread")
+            call, hold = self.provider.receive(
+                name,
+                key,
+                pid,
+                group=group_of(pid) if pid else None,
+                main_thread=main if isinstance(main, bool) else None,
+            )
             if hold:
                 self._wait_closed(conn)
                 self.provider.mark_closed(call)

@@ -20,13 +20,34 @@ from plugpull import suite
 from plugpull import targets as targets_mod
 from plugpull.arguments import ArgParser
 from plugpull.errors import UsageError
-from plugpull.rendering import format_tally, format_text
+from plugpull.rendering import closing_line, format_tally, format_text
 from plugpull.results import Result, Verdict, tally, to_document
 from plugpull.scenarios import POWER_CUTS, Runtime, Settings
 from plugpull.scenarios.contract import Scenario
 from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+#: ``plugpull report``'s subcommands (src/plugpull/report/harness/cli.py COMMANDS, which tests/test_cli.py
+#: holds this to), named in --help without importing the report harness for every run.
+REPORT_SUBCOMMANDS = (
+    "run",
+    "check",
+    "regenerate",
+    "list",
+    "merge",
+    "sweep",
+    "summary",
+    "issue-body",
+    "bundle",
+    "jupyter-path",
+)
+
+USAGE = (
+    "plugpull [--target NAME]... [--agent COMMAND]... [--scenario NAME] [--point POINT]... [options]\n"
+    "       plugpull report SUBCOMMAND [options]     (findings: plugpull report --help)"
+)
 
 
 def read_by(option: str) -> str:
@@ -37,8 +58,12 @@ def read_by(option: str) -> str:
 def build_parser() -> ArgParser:
     parser = ArgParser(
         prog="plugpull",
+        usage=USAGE,
         description="Break an agent run on purpose and check that its framework recovers without losing "
-        "or repeating side effects.",
+        "or repeating side effects. `plugpull report SUBCOMMAND` runs and checks the findings (reproducible "
+        "claims about framework releases, each in a locked environment): "
+        + ", ".join(REPORT_SUBCOMMANDS)
+        + "; `plugpull report --help`, docs/report.md.",
         epilog="exit codes: 0 no ERROR (FAILs too, unless --strict); 1 --strict and a FAIL; 2 an ERROR or bad "
         "input; 130 interrupted. Findings: plugpull report --help. Every option: docs/cli.md",
     )
@@ -240,14 +265,14 @@ def built_in_targets(args: argparse.Namespace, scenario: Scenario | None) -> lis
             adopted = (scenario.adopt(v, REGISTRY.get(v.scenario)) for v in variants)
             variants = [v for v in adopted if v is not None]
         if not built_in.installed():
+            from plugpull.targets.installation import how_to_install
+
             if args.target:
                 raise UsageError(
-                    f"target {name!r} needs {built_in.module!r}, which is not installed: "
-                    f"pip install 'plugpull[{built_in.extra}]'"
+                    f"target {name!r} needs {built_in.module!r}, which is not installed: {how_to_install(built_in.extra)}"
                 )
             print(
-                f"plugpull: skipping {name}: {built_in.module} is not installed "
-                f"(pip install 'plugpull[{built_in.extra}]')",
+                f"plugpull: skipping {name}: {built_in.module} is not installed ({how_to_install(built_in.extra)})",
                 file=sys.stderr,
             )
             continue
@@ -393,7 +418,9 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_pro
 
     runs = suite.plan(targets, args.point or None, args.repeat)
     shown = progress_mod.choose(len(runs), json_output=args.json) if show_progress else None
-    hooks = {"progress": shown.started, "finished": shown.finished} if shown is not None else {}
+    hooks = {}
+    if shown is not None:
+        hooks = {"progress": shown.started, "finished": shown.finished, "planned": shown.planned}
     forks = None
     if args.fork_server:
         from plugpull.forkserver import ForkServers
@@ -439,10 +466,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         extra = {"tally": tally(results)} if args.repeat > 1 else {}
         print(json.dumps(to_document(results, **extra), indent=2))
-    elif args.repeat > 1:
-        print(format_tally(results))
     else:
-        print(format_text(results))
+        print(format_tally(results) if args.repeat > 1 else format_text(results))
+        print(f"\n{closing_line(results, args.strict)}")
     if args.junit is not None:
         # Checked before the run; a disk that filled up or a directory removed meanwhile still gets one line.
         why = write_junit(args.junit, results, argv, args.repeat, started)

@@ -23,6 +23,9 @@ WORKDIR_ENV = "PLUGPULL_WORKDIR"
 # Set by the every-boundary scenario only: other scenarios' runs send no boundary marks, so marking
 # a run's steps changes nothing of their timing (a background checkpoint writer races the kill).
 BOUNDARIES_ENV = "PLUGPULL_BOUNDARIES"
+# Set by a test that must run under plugpull: every agent-side call outside a run raises NotInRun
+# instead of doing nothing, so a wrapper that lost PLUGPULL_SOCKET fails loudly (issue 22).
+STRICT_ENV = "PLUGPULL_STRICT"
 PROTOCOL_VERSION = 1
 
 
@@ -31,7 +34,7 @@ class PlugpullError(RuntimeError):
 
 
 class NotInRun(PlugpullError):
-    """Called outside a plugpull run (``PLUGPULL_SOCKET`` is not set)."""
+    """Called outside a plugpull run (``PLUGPULL_SOCKET`` is not set) with ``PLUGPULL_STRICT=1``."""
 
 
 class ChannelClosed(PlugpullError, ConnectionError):
@@ -51,6 +54,73 @@ def recv_line(sock: socket.socket) -> bytes | None:
             return None
         buf += chunk
     return buf
+
+
+def strict() -> bool:
+    """``PLUGPULL_STRICT`` is set (to anything but "", "0"): a call outside a run raises :class:`NotInRun`."""
+    return os.environ.get(STRICT_ENV, "") not in ("", "0")
+
+
+def in_run(call: str) -> bool:
+    """Whether this process runs under plugpull (``PLUGPULL_SOCKET`` set).
+
+    Outside a run every agent-side call does nothing and returns what it would return, so instrumented
+    code can ship unchanged; with ``PLUGPULL_STRICT=1`` it raises :class:`NotInRun` instead.
+    """
+    if os.environ.get(SOCKET_ENV):
+        return True
+    if strict():
+        raise NotInRun(
+            f"plugpull: {call} called outside a plugpull run ({SOCKET_ENV} is not set and {STRICT_ENV} is); "
+            "run the agent through `plugpull --agent`"
+        )
+    return False
+
+
+class _Local:
+    """What the provider and the store would answer, kept in this process, for calls outside a run.
+
+    The provider's rules (docs/protocol.md, "Effect semantics") and the store's methods, with nothing
+    held or dropped: code that reads ``record_effect``'s reply or a Session over ``call_store`` keeps
+    working when it runs without plugpull.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.keys: dict[str, set[str]] = {}
+        self.anonymous: dict[str, int] = {}
+        self.sessions: dict[str, list[Any]] = {}
+
+    def effect(self, name: str, key: str | None) -> dict[str, Any]:
+        with self.lock:
+            keys = self.keys.setdefault(name, set())
+            if key is None:
+                self.anonymous[name] = self.anonymous.get(name, 0) + 1
+                new = True
+            else:
+                new = key not in keys
+                keys.add(key)
+            return {"name": name, "key": key, "new": new, "count": self.anonymous.get(name, 0) + len(keys)}
+
+    def store(self, method: str, session: str, args: dict[str, Any]) -> Any:
+        with self.lock:
+            items = self.sessions.setdefault(session, [])
+            if method == "get_items":
+                limit = args.get("limit")
+                got = items if limit is None else (items[-limit:] if limit > 0 else [])
+                return json.loads(json.dumps(got))
+            if method == "add_items":
+                items.extend(json.loads(json.dumps(args.get("items") or [])))
+                return None
+            if method == "pop_item":
+                return items.pop() if items else None
+            if method == "clear_session":
+                items.clear()
+                return None
+        raise PlugpullError(f"plugpull refused the store call: unknown store method {method!r}")
+
+
+_local = _Local()
 
 
 def _request(payload: dict[str, Any]) -> dict[str, Any]:
@@ -81,12 +151,19 @@ def record_effect(name: str, *, key: str | None = None) -> dict[str, Any]:
     ``key=None`` is a new effect on every call. Blocks until the provider answers, which
     at a kill point is never: the harness SIGKILLs the caller's process group while the
     call is held. Returns the provider's answer: ``{"name", "key", "new", "count"}``.
+
+    Outside a plugpull run it returns the answer a fresh provider would give, counted in this process,
+    and sends nothing (``PLUGPULL_STRICT=1``: raises :class:`NotInRun`).
     """
     if not isinstance(name, str) or not name:
         raise ValueError("record_effect: name must be a non-empty string")
     if key is not None and not isinstance(key, str):
         raise ValueError("record_effect: key must be a string or None")
-    return _request({"op": "effect", "name": name, "key": key})["effect"]
+    if not in_run("record_effect"):
+        return _local.effect(name, key)
+    # Which thread asked: a duplicate made by a background thread is named under its FAIL line.
+    main = threading.current_thread() is threading.main_thread()
+    return _request({"op": "effect", "name": name, "key": key, "main_thread": main})["effect"]
 
 
 def call_store(method: str, session: str, **args: Any) -> Any:
@@ -94,8 +171,11 @@ def call_store(method: str, session: str, **args: Any) -> Any:
 
     ``method`` is one of ``get_items``, ``add_items``, ``pop_item``, ``clear_session``;
     ``args`` are JSON values (``items=[...]``, ``limit=N``). Raises :class:`ChannelClosed`
-    when the store drops the call at a fault point.
+    when the store drops the call at a fault point. Outside a plugpull run, a store kept in this
+    process answers (``PLUGPULL_STRICT=1``: raises :class:`NotInRun`).
     """
+    if not in_run("call_store"):
+        return _local.store(method, session, args)
     return _request({"op": "store", "method": method, "session": session, **args})["result"]
 
 
@@ -107,7 +187,7 @@ def gate() -> None:
     approvals race for real instead of being spread out by N framework imports. Outside
     that point (and outside a plugpull run) it returns at once.
     """
-    if not os.environ.get(SOCKET_ENV):
+    if not in_run("gate"):
         return
     _request({"op": "gate"})
 
@@ -123,13 +203,13 @@ def record_result(value: Any) -> None:
     state. Values the model makes up (ids, timestamps) differ from run to run: leave them
     out, or name them in ``announce(result_ignore="field,other.field")``. A second call in
     one process is recorded too, as evidence (docs/agent-protocol.md). Does nothing outside
-    a plugpull run, so an agent can call it unconditionally.
+    a plugpull run, so an agent can call it unconditionally (``PLUGPULL_STRICT=1``: raises :class:`NotInRun`).
     """
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"record_result: value must be a JSON value ({exc})") from None
-    if not os.environ.get(SOCKET_ENV):
+    if not in_run("record_result"):
         return
     _request({"op": "result", "value": value})
 
@@ -145,14 +225,15 @@ def mark_boundary(name: str, edge: str) -> None:
     a store call (docs/agent-protocol.md, "Boundaries"). plugpull lists every boundary of the
     clean run and, in the ``every-boundary`` scenario, holds this call at one of them and
     SIGKILLs the run, as it holds ``record_effect`` at a kill point. Does nothing outside a
-    plugpull run, and in scenarios other than every-boundary (``PLUGPULL_BOUNDARIES`` unset). Prefer the :class:`boundary` context manager; this is for code whose step
-    begins and ends in different places (callbacks).
+    plugpull run (``PLUGPULL_STRICT=1``: raises :class:`NotInRun`), and in runs that ask for no marks
+    (``PLUGPULL_BOUNDARIES`` unset). Prefer the :class:`boundary` context manager; this is for code whose
+    step begins and ends in different places (callbacks).
     """
     if not isinstance(name, str) or not name:
         raise ValueError("boundary: name must be a non-empty string")
     if edge not in EDGES:
         raise ValueError(f"boundary: edge must be one of {', '.join(EDGES)}")
-    if not os.environ.get(SOCKET_ENV) or not os.environ.get(BOUNDARIES_ENV):
+    if not in_run("boundary") or not os.environ.get(BOUNDARIES_ENV):
         return
     # Whether the step runs on the main thread: a mark held in a background thread (a checkpoint
     # writer) does not stop the run, which goes on until the kill (docs/agent-protocol.md).
@@ -188,8 +269,8 @@ def announce(**info: str | int | float) -> None:
 
     Versions are read where the agent runs (``importlib.metadata``), never copied from a
     pin file (docs/architecture.md). Does nothing outside a plugpull run, so an agent can call it
-    unconditionally.
+    unconditionally (``PLUGPULL_STRICT=1``: raises :class:`NotInRun`).
     """
-    if not os.environ.get(SOCKET_ENV):
+    if not in_run("announce"):
         return
     _request({"op": "announce", **info})

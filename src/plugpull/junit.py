@@ -4,9 +4,14 @@ GitHub (test-reporter actions), GitLab (``artifacts:reports:junit``) and Jenkins
 Jenkins' xUnit plugin junit-10.xsd
 (https://github.com/jenkinsci/xunit-plugin/blob/master/src/main/resources/org/jenkinsci/plugins/xunit/types/model/xsd/junit-10.xsd):
 ``<testsuites>`` of ``<testsuite>`` (properties, testcases), a testcase holding ``<failure>`` or
-``<error>``. One testsuite per scenario; one testcase per result line, ``classname`` the scenario and
-target, ``name`` the point. With ``--repeat N`` one testcase per line carries the verdict counts
-(docs/DECISIONS.md, "CLI output, JUnit, progress, the pytest plugin"). Written with the standard library only.
+``<error>``. One testsuite per scenario; one testcase per result line. CI viewers split ``classname`` at
+its dots into packages and classes, and compare testcases across builds by (classname, name), so
+``classname`` is ``plugpull.<scenario>.<target>`` with dots only between those parts (the target's
+``--target`` name, or the agent's script name: no path, no version) and ``name`` is everything else that
+makes the line what it is: the point with its held call, the target's options, the agent's arguments,
+``--sibling``; two lines that would still share both get ``#2``, ``#3`` (issue 22). With ``--repeat N``
+one testcase per line carries the verdict counts (docs/DECISIONS.md, "CLI output, JUnit, progress, the
+pytest plugin"). Written with the standard library only.
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import socket
 import tempfile
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 
-from plugpull.rendering import format_text, shown_target
-from plugpull.results import Result, Verdict, lines, redact
+from plugpull.hints import held_point
+from plugpull.rendering import format_text, shown_point
+from plugpull.results import Result, Verdict, line_of, redact
 
 #: Characters XML 1.0 cannot carry (https://www.w3.org/TR/xml/#charsets): a target's stderr may hold
 #: ANSI escapes or NUL bytes, which would make the whole file unreadable to a CI viewer.
@@ -42,14 +49,91 @@ def counts(runs: list[Result]) -> str:
     return ", ".join(f"{n[v]} {v.value}" for v in Verdict if n[v])
 
 
-def testcase(runs: list[Result]) -> ET.Element:
+#: A word of a class name: anything but a dot (the package separator) or a space.
+_NOT_NAME = re.compile(r"[.\s]+")
+
+
+def agent_name(command: str) -> tuple[str, list[str]]:
+    """An --agent command's name for a class (its script's or module's stem) and the words after it.
+
+    ``python tests/agents/fake_framework.py no-key`` -> ("fake_framework", ["no-key"]); ``python -m my.agent x``
+    -> ("my_agent", ["x"]); a command without a script file -> its program's name.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if not words:
+        return "agent", []
+    for i, word in enumerate(words[1:], start=1):
+        if words[i - 1] == "-m":
+            return word, words[i + 1 :]
+        if not word.startswith("-") and ("/" in word or os.path.splitext(word)[1]):
+            return os.path.splitext(os.path.basename(word))[0], words[i + 1 :]
+    return os.path.basename(words[0]), words[1:]
+
+
+def class_name(result: Result) -> str:
+    """``plugpull.<scenario>.<target>``: the built-in's --target name or the agent's script, dots only between."""
+    if result.target_name and result.target_name != "agent":
+        target = result.target_name
+    elif result.target_name == "agent" or not result.framework:
+        # An --agent command; resume-after-upgrade's label is "CMD_A -> CMD_B": named by the first.
+        target = agent_name(result.target.split(" -> ")[0])[0]
+    else:  # a record from before target_name: the framework it ran
+        target = result.framework
+    return ".".join(["plugpull", *(_NOT_NAME.sub("_", part).strip("_") or "_" for part in (result.scenario, target))])
+
+
+def case_name(result: Result) -> str:
+    """What makes the line what it is besides its class: the point with the held call, the options, the agent's
+    arguments, --sibling. A boundary line is named by its boundary (``after model-call 2``), not its place in
+    the list (``7/12``), which moves when a release adds a step; a random kill by its number, not where it
+    landed, which differs per repeat."""
+    evidence = result.evidence or {}
+    point = result.point if ("landed" in evidence or "boundary" in evidence) else shown_point(result)
+    words = [point]
+    words += [f"{k}={v}" for k, v in result.options.items()]
+    if result.target_name == "agent" or (not result.target_name and not result.framework):
+        words += agent_name(result.target.split(" -> ")[0])[1]
+    if evidence.get("sibling_spec"):
+        words.append(f"sibling={evidence['sibling_spec']}")
+    return " ".join(words)
+
+
+def same_case(result: Result) -> tuple:
+    """Runs that are one testcase: the same line (scenario, point, target) holding the same call."""
+    evidence = result.evidence or {}
+    return (
+        *line_of(result),
+        held_point(result),
+        evidence.get("hold"),
+        evidence.get("sibling_spec"),
+        tuple(evidence.get("save_specs") or ()),
+    )
+
+
+def cases(results: list[Result]) -> list[tuple[str, str, list[Result]]]:
+    """(classname, name, runs) per testcase, in first-seen order; names made unique within their class."""
+    grouped: dict[tuple, list[Result]] = {}
+    for result in results:
+        grouped.setdefault(same_case(result), []).append(result)
+    named, seen = [], {}
+    for runs in grouped.values():
+        classname, name = class_name(runs[0]), case_name(runs[0])
+        seen[(classname, name)] = n = seen.get((classname, name), 0) + 1
+        named.append((classname, name if n == 1 else f"{name} #{n}", runs))
+    return named
+
+
+def testcase(runs: list[Result], classname: str | None = None, name: str | None = None) -> ET.Element:
     """One testcase for one line: a single run, or every repeat of it with the verdict counts."""
     first = runs[0]
     case = ET.Element(
         "testcase",
         {
-            "classname": clean(f"{first.scenario} {shown_target(first)}"),
-            "name": clean(first.point),
+            "classname": clean(classname or class_name(first)),
+            "name": clean(name or case_name(first)),
             "time": seconds(sum(r.seconds for r in runs)),
         },
     )
@@ -83,21 +167,21 @@ def document(
     stamp = (started or datetime.now(timezone.utc)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     root = ET.Element("testsuites", {"name": "plugpull"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "time": 0.0}
-    scenarios: dict[str, list[list[Result]]] = {}
-    for runs in lines(results).values():
-        scenarios.setdefault(runs[0].scenario, []).append(runs)
+    scenarios: dict[str, list[ET.Element]] = {}
+    for classname, name, runs in cases(results):
+        scenarios.setdefault(runs[0].scenario, []).append(testcase(runs, classname, name))
     for scenario, members in scenarios.items():
-        cases = [testcase(runs) for runs in members]
+        cases_of = members
         suite = ET.SubElement(
             root,
             "testsuite",
             {
                 "name": scenario,
-                "tests": str(len(cases)),
-                "failures": str(sum(1 for c in cases if c.find("failure") is not None)),
-                "errors": str(sum(1 for c in cases if c.find("error") is not None)),
+                "tests": str(len(cases_of)),
+                "failures": str(sum(1 for c in cases_of if c.find("failure") is not None)),
+                "errors": str(sum(1 for c in cases_of if c.find("error") is not None)),
                 "skipped": "0",
-                "time": seconds(sum(float(c.get("time", 0)) for c in cases)),
+                "time": seconds(sum(float(c.get("time", 0)) for c in cases_of)),
                 "timestamp": stamp,
                 "hostname": clean(socket.gethostname()),
             },
@@ -106,7 +190,7 @@ def document(
             props = ET.SubElement(suite, "properties")
             for name, value in properties.items():
                 ET.SubElement(props, "property", {"name": clean(name), "value": clean(value)})
-        suite.extend(cases)
+        suite.extend(cases_of)
         for key in ("tests", "failures", "errors"):
             totals[key] += int(suite.get(key))
         totals["time"] += float(suite.get("time"))

@@ -8,7 +8,9 @@ Three kinds, chosen by the CLI (docs/DECISIONS.md, "CLI output, JUnit, progress,
 - ``Plain``: stderr is not a terminal (CI logs, files): one plain line per finished result, no control codes.
 - ``None`` (no progress): ``--json``, whose output must stay pure JSON, gets a bar on a terminal and nothing else.
 
-Every kind is called from the worker threads of ``-j N``; each guards its state with a lock.
+Every kind is called from the worker threads of ``-j N``; each guards its state with a lock. The total is
+the planned lines until the run has expanded them (every-boundary makes one line per boundary of its clean
+run): ``planned(n)`` then sets the real count.
 """
 
 from __future__ import annotations
@@ -40,6 +42,23 @@ def result_line(result: Result) -> str:
     )
 
 
+#: Lines that must have finished before a time left is estimated: the first line also waits for the clean
+#: run (shared by the target's lines), so one line's time says nothing of the next ones'.
+ESTIMATE_AFTER = 3
+
+
+def time_left(finished_at: list[float], total: int) -> float | None:
+    """Seconds left, from the pace of the lines finished since the first (None: too few to tell).
+
+    ``finished_at``: when each finished line ended, in seconds since the run began, in order.
+    """
+    done = len(finished_at)
+    if done < ESTIMATE_AFTER or done >= total:
+        return None
+    pace = (finished_at[-1] - finished_at[0]) / (done - 1)
+    return pace * (total - done)
+
+
 class Plain:
     """One line per finished result on a stream that is not a terminal: ``plugpull: [n/N m:ss, ~m:ss left] LINE``."""
 
@@ -48,7 +67,13 @@ class Plain:
         self.stream = stream or sys.stderr
         self.done = 0
         self.began = time.monotonic()
+        self.finished_at: list[float] = []
         self.lock = threading.Lock()
+
+    def planned(self, total: int) -> None:
+        """The run's real line count, once its scenarios expanded the planned runs (every-boundary)."""
+        with self.lock:
+            self.total = total
 
     def __enter__(self) -> Plain:
         return self
@@ -63,9 +88,10 @@ class Plain:
         with self.lock:
             self.done += 1
             elapsed = time.monotonic() - self.began
-            left = elapsed / self.done * (self.total - self.done)
+            self.finished_at.append(elapsed)
+            left = time_left(self.finished_at, self.total)
             where = f"{self.done}/{self.total} {clock(elapsed)}" + (
-                f", ~{clock(left)} left" if self.done < self.total else ""
+                f", ~{clock(left)} left" if left is not None else ""
             )
             for result in results:
                 print(f"plugpull: [{where}] {result_line(result)}", file=self.stream, flush=True)
@@ -82,21 +108,31 @@ class Live:
             BarColumn,
             MofNCompleteColumn,
             Progress,
+            ProgressColumn,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
         )
+        from rich.text import Text
 
         self.show_lines = show_lines
         self.lock = threading.Lock()
         self.finished_lines: list[tuple[str, str]] = []  # (verdict, line)
         self.running: list[str] = []
+        self.began = time.monotonic()
+        self.finished_at: list[float] = []
         owner = self
 
         class Display(Progress):
             # rich's documented way to draw more than the bar: override get_renderables.
             def get_renderables(self):
                 yield from owner.renderables(self)
+
+        class Left(ProgressColumn):
+            # The plain lines' estimate (time_left), not rich's, which guesses from the first line alone.
+            def render(self, task):
+                with owner.lock:
+                    left = time_left(owner.finished_at, int(task.total or 0))
+                return Text("-:--" if left is None else clock(left), style="progress.remaining")
 
         self.console = Console(file=stream or sys.stderr, highlight=False)
         self.progress = Display(
@@ -105,7 +141,7 @@ class Live:
             BarColumn(),
             TimeElapsedColumn(),
             TextColumn("elapsed,"),
-            TimeRemainingColumn(),
+            Left(),
             TextColumn("left"),
             console=self.console,
             transient=True,
@@ -138,6 +174,11 @@ class Live:
     def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
+    def planned(self, total: int) -> None:
+        """The run's real line count, once its scenarios expanded the planned runs (every-boundary)."""
+        self.progress.update(self.task, total=total)
+        self.progress.refresh()
+
     def started(self, target: Target, point: str) -> None:
         with self.lock:
             self.running.append(running_label(target, point))
@@ -148,6 +189,7 @@ class Live:
             label = running_label(target, point)
             if label in self.running:
                 self.running.remove(label)
+            self.finished_at.append(time.monotonic() - self.began)
             if self.show_lines:
                 self.finished_lines.extend((r.verdict.value, result_line(r)) for r in results)
         self.progress.advance(self.task)

@@ -52,7 +52,7 @@ class EffectCall:
     kind: str = "effect"  # "effect": record_effect; "mark": a boundary mark (client.boundary), never an effect
     edge: str | None = None  # a mark's side of its step: "before" or "after"
     at: float = 0.0  # monotonic time the call arrived (where a random kill landed is read from it)
-    main_thread: bool | None = None  # a mark sent from the process's main thread (None: not said)
+    main_thread: bool | None = None  # sent from the caller's main thread (None: not said, an older client)
 
     def to_dict(self) -> dict:
         return {
@@ -66,7 +66,9 @@ class EffectCall:
             "held_at": self.held_at,
             "answered": self.answered,
             **(
-                {"kind": self.kind, "edge": self.edge, "main_thread": self.main_thread} if self.kind != "effect" else {}
+                {"kind": self.kind, "edge": self.edge, "main_thread": self.main_thread}
+                if self.kind != "effect"
+                else ({} if self.main_thread is None else {"main_thread": self.main_thread})
             ),
         }
 
@@ -246,14 +248,19 @@ class Provider:
         self._hold_seen += 1
         return self._hold_seen == self._hold[1]
 
-    def receive(self, name: str, key: str | None, pid: int | None, group: int | None = None) -> tuple[EffectCall, bool]:
+    def receive(
+        self, name: str, key: str | None, pid: int | None, group: int | None = None, main_thread: bool | None = None
+    ) -> tuple[EffectCall, bool]:
         """Take one call. Returns the call and whether to hold it (True) or answer now.
 
         ``group`` is the caller's process group read by the channel before this call: it is on
         the call before ``held_event`` fires, so a kill can never come before the caller is known.
+        ``main_thread``: what the client said of the calling thread (None: it said nothing).
         """
         with self._lock:
-            call = EffectCall(seq=next(self._seq), phase=self.phase, name=name, key=key, pid=pid, group=group)
+            call = EffectCall(
+                seq=next(self._seq), phase=self.phase, name=name, key=key, pid=pid, group=group, main_thread=main_thread
+            )
             call.at = time.monotonic()
             self.calls.append(call)
             point, hold = self._armed, self._holds(name)

@@ -2,7 +2,10 @@
 
     def test_refund_survives_a_crash(plugpull_run):
         results = plugpull_run("python my_agent.py")
-        assert all(r.verdict == "PASS" for r in results)
+        results.assert_all_pass()             # or: results.assert_exactly_once("refund")
+
+One test item per kill point: ``plugpull.testing.kill_points`` (``@pytest.mark.parametrize("point",
+kill_points(AGENT), ids=str)``, then ``plugpull_run(AGENT, **point.options)``).
 
 pytest loads this module in every session of an environment where plugpull is installed, so it imports
 nothing at load time but pytest and the standard library: the harness is imported when a test first calls
@@ -28,8 +31,8 @@ RESULTS = "_plugpull_results"
 def plugpull_run(request):
     """Run plugpull on an agent command; returns the results (``plugpull.testing.Results``).
 
-    ``plugpull_run(command, *, target=None, scenario=None, points=None, hold=None, timeout=120.0,
-    repeat=1, jobs=1, fork_server=False, workdir=None, keep_workdir=False)``: the CLI's options.
+    ``plugpull_run(command, *, target=None, scenario=None, points=None, hold=None, boundary=None, sibling=None,
+    timeout=120.0, repeat=1, jobs=1, fork_server=False, workdir=None, keep_workdir=False)``: the CLI's options.
     """
 
     def run(command=None, **options):

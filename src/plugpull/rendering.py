@@ -9,14 +9,17 @@ from __future__ import annotations
 import textwrap
 from itertools import groupby
 
-from plugpull.hints import call_summary, held_call, times
+from plugpull.hints import call_summary, duplicate_causes, held_call, times
 from plugpull.notes import describe
 from plugpull.results import Result, Verdict, tally
+from plugpull.results import lines as grouped_lines
 from plugpull.scenarios.registry import REGISTRY
 
 __all__ = [
     "STDERR_TAIL_LINES",
     "call_summary",
+    "closing_line",
+    "duplicate_causes",
     "format_line",
     "format_tally",
     "format_text",
@@ -104,6 +107,8 @@ def format_text(results: list[Result]) -> str:
             summary = summary_of(result)
             if summary:
                 lines.append(f"    {summary}")
+                # Why a count went past 1: each counted call's key, phase and thread (issue 22).
+                lines.extend(f"    {why}" for why in duplicate_causes(result.evidence.get("calls") or []))
         # Notes are asserted, not measured: on their own lines under the measured message.
         lines.extend(f"    note: {describe(note)}" for note in result.notes)
         if result.stderr.strip() and result.verdict is not Verdict.PASS:
@@ -123,3 +128,25 @@ def format_tally(results: list[Result]) -> str:
             f"{r['scenario']:<{widths['scenario']}}  {r['point']:<{widths['point']}}  {r['target']}"
         )
     return "\n".join(lines)
+
+
+def closing_line(results: list[Result], strict: bool = False) -> str:
+    """The last line of the text output: counts by verdict, and what the exit code is and why.
+
+    ``2 FAIL, 22 PASS of 24 lines; exit code 0: a FAIL fails the command only with --strict (exit 1)``.
+    """
+    if not results:
+        return "no line ran"
+    counted = {v: sum(1 for r in results if r.verdict is v) for v in (Verdict.ERROR, Verdict.FAIL, Verdict.PASS)}
+    said = ", ".join(f"{n} {v.value}" for v, n in counted.items() if n)
+    total, distinct = len(results), len(grouped_lines(results))
+    line = f"{said} of {total} line{'s' if total != 1 else ''}"
+    if distinct < total:  # --repeat: every line ran more than once
+        line = f"{said} of {total} runs of {distinct} line{'s' if distinct != 1 else ''}"
+    if counted[Verdict.ERROR]:
+        return f'{line}; exit code 2: an ERROR proves nothing either way (docs/cli.md, "Exit codes")'
+    if counted[Verdict.FAIL] and strict:
+        return f"{line}; exit code 1 (--strict)"
+    if counted[Verdict.FAIL]:
+        return f"{line}; exit code 0: a FAIL fails the command only with --strict (exit 1)"
+    return line

@@ -51,6 +51,9 @@ class Result:
     # The target's stderr shown under the line (the recovering phase's for a FAIL, the named phase's for an ERROR).
     stderr: str = ""
     seconds: float = 0.0
+    # The --target name of a built-in ("langgraph", "langgraph-siblings"), "agent" for --agent; "" in records
+    # written before issue 22. Names JUnit classes (plugpull.junit), where the label's version and dots must not.
+    target_name: str = ""
 
     def target_label(self) -> str:
         return self.target

@@ -58,6 +58,7 @@ def run_plan(
     jobs: int = 1,
     progress: Callable[[Target, str], None] | None = None,
     finished: Callable[[Target, str, list[Result]], None] | None = None,
+    planned: Callable[[int], None] | None = None,
 ) -> list[Result]:
     """Run every (target, point); with ``jobs`` > 1, that many at once.
 
@@ -66,6 +67,8 @@ def run_plan(
 
     ``progress`` is called as a run starts, ``finished`` with its results as it ends (from the
     worker threads when ``jobs`` > 1), so a caller can show each line the moment it completes.
+    ``planned`` is called once with the number of lines after expansion (every-boundary makes one per
+    boundary), before the first starts.
 
     Runs are independent: each has its own channel (socket, provider, store), workdir and
     process groups, so running them concurrently changes nothing but wall time. Results
@@ -77,6 +80,8 @@ def run_plan(
     settings = settings or Settings()
     runtime = runtime or Runtime()
     runs = expand(runs, settings, runtime)
+    if planned is not None:
+        planned(len(runs))
 
     def one(run: tuple[Target, str]) -> list[Result]:
         target, point = run

@@ -333,5 +333,17 @@ def test_a_save_withheld_on_the_main_thread_names_why_the_run_never_reached_the_
     )
 
 
+def test_a_save_withheld_on_a_background_thread_that_the_run_waits_for_says_so():
+    # LangGraph's durability="sync": the checkpoint is written on its executor thread and the main loop waits for it.
+    ev = with_save(mark=save_mark(main_thread=False), proof=None, calls=[], resume=None)
+    ev.start = Outcome(argv=["a", "start"], returncode=-signal.SIGKILL, timed_out=True)
+    j = judge_kill_mid_tool(ev)
+    assert j.verdict is Verdict.ERROR
+    assert j.message == (
+        "start did not reach the tool within 5s (killed); checkpoint-save 2 was withheld on a background thread and "
+        "the run did not go on without it (a save the run waits for cannot be withheld)"
+    )
+
+
 def test_without_saves_asked_for_nothing_is_proven_about_them():
     assert prove_saves(proven()) is None

@@ -16,13 +16,23 @@ def prove_kill(ev: KillEvidence) -> Judgement | None:
     if unproven is not None and not ev.calls and ev.start.returncode == 0 and ev.clean and ev.clean.counts:
         return error(f"{unproven.message}; {STATE_OUTSIDE_WORKDIR}", show="start")
     if unproven is not None:
-        blocking = [s for s in ev.saves if s.get("state") == "withheld" and (s.get("mark") or {}).get("main_thread")]
-        if blocking:
-            # A save the run waits for (LangGraph's durability="sync" put) stops the run when withheld.
-            named = ", ".join(f"{s['name']} {s['n']}" for s in blocking)
+        withheld = [s for s in ev.saves if s.get("state") == "withheld" and s.get("mark") is not None]
+        on_main = [s for s in withheld if s["mark"].get("main_thread")]
+        if on_main:
+            named = ", ".join(f"{s['name']} {s['n']}" for s in on_main)
             return error(
                 f"{unproven.message}; {named} was withheld on the process's main thread, which held up the run "
                 "(a save the run waits for cannot be withheld)",
+                show="start",
+            )
+        if withheld:
+            # Written on another thread but waited for: LangGraph's durability="sync" runs checkpointer.put on its
+            # background executor and the main loop waits for it before the next step (Pregel.stream:
+            # `if durability_ == "sync": loop._put_checkpoint_fut.result()`), so withholding it stops the run too.
+            named = ", ".join(f"{s['name']} {s['n']}" for s in withheld)
+            return error(
+                f"{unproven.message}; {named} was withheld on a background thread and the run did not go on without "
+                "it (a save the run waits for cannot be withheld)",
                 show="start",
             )
     return unproven or prove_sibling(ev) or prove_saves(ev)

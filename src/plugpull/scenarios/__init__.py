@@ -174,6 +174,7 @@ def make_result(
         evidence=evidence,
         stderr=shown.stderr if shown is not None else "",
         seconds=round(time.monotonic() - began, 3),
+        target_name=target.name,
     )
     result.notes = matched(target.notes, result)
     return result
