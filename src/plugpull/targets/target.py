@@ -48,6 +48,10 @@ class Target:
     # kill-mid-tool aimed at a background save (issue 20): (NAME, N, "withheld"|"landed") each, the
     # target's own --save (provider.SAVE_STATES); --save replaces them.
     saves: tuple[tuple[str, int, str], ...] = ()
+    # A server the run talks to but that is not part of it (issue 25, Restate): the phase name that starts
+    # it (``COMMAND serve``), run before the first phase in a session of its own, never killed with the run,
+    # stopped after the last phase (plugpull.sidecar). None: no sidecar.
+    sidecar: str | None = None
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:

@@ -30,6 +30,7 @@ class Variant:
     hold: tuple[str, int] | None = None
     sibling: tuple[str, str] | None = None
     saves: tuple[tuple[str, int, str], ...] = ()
+    sidecar: str | None = None  # the phase that starts a server the kill spares (Target.sidecar)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class Family:
                     hold=v.hold,
                     sibling=v.sibling,
                     saves=v.saves,
+                    sidecar=v.sidecar,
                 )
                 for v in variants
             ),
