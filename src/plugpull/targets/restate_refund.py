@@ -51,8 +51,8 @@ import restate
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
+import plugpull.targets.restate_support as rs
 from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
-from plugpull.targets import restate_support as rs
 
 ORDER = "A-1001"
 IDEMPOTENCY_KEY = "refund-A-1001"

@@ -42,6 +42,7 @@ class Family:
     module: str  # import name that must be present
     extra: str  # pip extra that installs it
     also: tuple[str, ...] = ()  # further import names its agents need (e.g. DBOS under Pydantic AI)
+    programs: tuple[tuple[str, str], ...] = ()  # programs no pip extra installs, with how to (BuiltIn.programs)
 
     def built_in(
         self,
@@ -64,6 +65,7 @@ class Family:
             module=self.module,
             extra=self.extra,
             also=self.also,
+            programs=self.programs,
             variants=tuple(
                 Target(
                     name=name,

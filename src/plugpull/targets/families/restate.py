@@ -6,7 +6,14 @@ from plugpull.targets.families import Family, Variant, refunded_again
 
 # The server is the npm package @restatedev/restate-server's binary, not a Python distribution: a built-in
 # that needs it also needs `restate-server` (plugpull.targets.restate_support.server_binary).
-FAMILY = Family(name="restate", framework="restate-sdk", module="restate", extra="restate", also=("hypercorn",))
+FAMILY = Family(
+    name="restate",
+    framework="restate-sdk",
+    module="restate",
+    extra="restate",
+    also=("hypercorn",),
+    programs=(("restate-server", "npm install -g @restatedev/restate-server"),),
+)
 
 # Restate's docs: ctx.run stores the action's result in the execution log; until it is stored the action
 # may run again ("Restate might re-execute the closure multiple times until it records a result", the
