@@ -31,5 +31,14 @@ REFUND = FAMILY.built_in(
     ),
 )
 
-BUILT_INS = (REFUND,)
+# The human-in-the-loop events (InputRequiredEvent / HumanResponseEvent) with the Context saved by the app and
+# restored to send the answer: LlamaIndex holds no claim on a request for input, so nothing refuses a second answer.
+APPROVAL = FAMILY.built_in(
+    "llama-index-approval",
+    "llama_index_approval",
+    variants=[Variant(options={"store": "file"})],
+    scenario="resume-after-approval",
+)
+
+BUILT_INS = (REFUND, APPROVAL)
 UPGRADE = None
