@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import random
 import shutil
 import signal
 import socket
@@ -76,9 +77,31 @@ def server_binary() -> str | None:
 
 
 def free_port() -> int:
+    """A loopback port free now, below the kernel's ephemeral range when it can be.
+
+    The ports are used again by ``resume`` after the kill: a port the kernel hands out for outgoing
+    connections (bind to 0 picks from that same range) could be taken by any process in between.
+    """
+    low = _ephemeral_low()
+    for _ in range(50):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _ephemeral_low() -> int:
+    """The first port of Linux's ephemeral range (32768 by default and where /proc does not say)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def new_ports() -> dict[str, int]:
