@@ -66,3 +66,11 @@ def test_a_sidecar_variant_names_its_serve_phase_and_the_in_run_one_none():
         "sidecar": "serve",
         "in-run": None,
     }
+
+
+@pytest.mark.parametrize("scenario", ["every-boundary", "power-loss"])
+def test_scenarios_that_start_no_sidecar_leave_the_sidecar_variants_out_and_keep_the_in_run_ones(scenario):
+    from plugpull.scenarios.registry import REGISTRY
+
+    adopted = [REGISTRY.adopt(scenario, t) for t in BUILT_INS["restate"].variants]
+    assert [t.options["server"] for t in adopted if t is not None] == ["in-run", "in-run"]
