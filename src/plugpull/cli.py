@@ -276,6 +276,12 @@ def built_in_targets(args: argparse.Namespace, scenario: Scenario | None) -> lis
                 file=sys.stderr,
             )
             continue
+        absent = built_in.missing_program()
+        if absent is not None:
+            if args.target:
+                raise UsageError(f"target {name!r} cannot run here: {absent}")
+            print(f"plugpull: skipping {name}: {absent}", file=sys.stderr)
+            continue
         chosen.extend(variants)
     return chosen
 

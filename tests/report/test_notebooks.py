@@ -37,7 +37,7 @@ TINY = {
         "options": {},
         "racers": 2,
     },
-    # Four frameworks: LangGraph's functional API (in the default environment) without a key, killed after the refund.
+    # Six frameworks: LangGraph's functional API (in the default environment) without a key, killed after the refund.
     "kill-mid-tool-more-frameworks": {
         "points": ["after-effect"],
         "targets": ["langgraph-functional"],

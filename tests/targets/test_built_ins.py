@@ -37,3 +37,14 @@ def test_each_new_framework_names_its_extra_and_the_distribution_it_announces():
         "pydantic-ai-approval": ({"pydantic-ai-slim"}, "pydantic-ai"),
         "crewai": ({"crewai"}, "crewai"),
     }
+
+
+def test_a_program_neither_on_path_nor_named_by_its_variable_is_missing_and_says_how_to_install_it(monkeypatch):
+    monkeypatch.delenv("PLUGPULL_NO_SUCH_PROGRAM", raising=False)
+    built_in = BuiltIn(
+        name="x", module="json", extra="x", variants=(), programs=(("no-such-program", "npm install no-such"),)
+    )
+    assert built_in.installed()
+    assert built_in.missing_program() == "no-such-program is not on PATH (npm install no-such)"
+    monkeypatch.setenv("PLUGPULL_NO_SUCH_PROGRAM", "/opt/no-such-program")
+    assert built_in.missing_program() is None

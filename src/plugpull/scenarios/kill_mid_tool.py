@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from plugpull import checks
+from plugpull import checks, sidecar
 from plugpull.channel import Channel
 from plugpull.client import BOUNDARIES_ENV
 from plugpull.evidence import CleanRun, KillEvidence, Outcome
@@ -55,8 +55,10 @@ def clean_run(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
 def run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
     with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel:
         channel.phase = "clean"
-        running = runtime.spawn([*target.argv, "start"], env=target_env(channel, path), cwd=settings.cwd)
-        outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
+        env = target_env(channel, path)
+        with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
+            running = runtime.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+            outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
         return CleanRun(
             start=outcome,
             counts=channel.provider.counts(),
@@ -115,27 +117,34 @@ def run_faulted(
     by default the target's own command resumes."""
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
-        channel.phase = "start"
-        channel.provider.arm(point, hold=settings.hold, sibling=settings.sibling, saves=settings.saves)
-        # A save is seen only through the target's boundary marks, which it sends only when asked to
-        # (client.BOUNDARIES_ENV): only start, the phase whose saves are held or waited for.
-        start_env = {**env, BOUNDARIES_ENV: "1"} if settings.saves else env
-        started = runtime.spawn([*target.argv, "start"], env=start_env, cwd=settings.cwd)
-        spawned.append(started)
-        run_start(channel, started, ev, settings.timeout)
-        if checks.prove_kill(ev) is None:
-            channel.provider.arm(None)
-            channel.phase = "resume"
-            resumed = runtime.spawn([*(resume_argv or target.argv), "resume"], env=env, cwd=settings.cwd)
-            spawned.append(resumed)
-            ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
-            ev.resumed = channel.results_of("resume")
-        # Every effect the clean run owed is counted, 0 for one nobody asked for after the kill
-        # (agent-framework#8292: customer B is never charged), so the evidence shows what the
-        # verdict reads.
-        ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
-        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        # A server the kill spares (Target.sidecar, issue 25): up before start, stopped after resume.
+        with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
+            channel.phase = "start"
+            channel.provider.arm(point, hold=settings.hold, sibling=settings.sibling, saves=settings.saves)
+            # A save is seen only through the target's boundary marks, which it sends only when asked to
+            # (client.BOUNDARIES_ENV): only start, the phase whose saves are held or waited for.
+            start_env = {**env, BOUNDARIES_ENV: "1"} if settings.saves else env
+            started = runtime.spawn([*target.argv, "start"], env=start_env, cwd=settings.cwd)
+            spawned.append(started)
+            run_start(channel, started, ev, settings.timeout)
+            if checks.prove_kill(ev) is None:
+                channel.provider.arm(None)
+                channel.phase = "resume"
+                resumed = runtime.spawn([*(resume_argv or target.argv), "resume"], env=env, cwd=settings.cwd)
+                spawned.append(resumed)
+                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+                ev.resumed = channel.results_of("resume")
+            # Every effect the clean run owed is counted, 0 for one nobody asked for after the kill
+            # (agent-framework#8292: customer B is never charged), so the evidence shows what the
+            # verdict reads.
+            ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
+            ev.calls = [c.to_dict() for c in channel.provider.calls]
         return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+def sidecar_argv(target: Target) -> list[str] | None:
+    """The command of the target's sidecar (``COMMAND serve``), or None."""
+    return [*target.argv, target.sidecar] if target.sidecar else None
 
 
 class KillMidTool(Scenario):

@@ -243,6 +243,10 @@ class PowerLoss(Scenario):
         phases = source.kill_and_recover if source is not None else ("start", "resume")
         if not phases:
             raise UsageError(f"target {target.name!r} has no kill-and-resume run (it is a {source.name} target)")
+        if target.sidecar:
+            # Its server runs as a sidecar, which only kill-mid-tool starts (plugpull.sidecar): its server=in-run
+            # sibling, whose start runs the server itself, is the variant this scenario can run.
+            return None
         if target.saves or target.sibling:
             # Aimed at a save or a sibling call that this scenario does not hold: the same run as its plain sibling.
             return None

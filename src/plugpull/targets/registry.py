@@ -13,13 +13,26 @@ from plugpull.targets.families import (
     fastaiagent,
     google_adk,
     langgraph,
+    llama_index,
     openai_agents,
     pydantic_ai,
+    restate,
 )
 from plugpull.targets.target import BuiltIn, Target
 
 #: In the order `plugpull` lists and runs them.
-FAMILIES = (langgraph, openai_agents, agent_framework, fastaiagent, google_adk, dbos, pydantic_ai, crewai)
+FAMILIES = (
+    langgraph,
+    openai_agents,
+    agent_framework,
+    fastaiagent,
+    google_adk,
+    dbos,
+    pydantic_ai,
+    crewai,
+    llama_index,
+    restate,
+)
 
 
 def _by_name(built_ins: list[tuple[str, BuiltIn]]) -> dict[str, BuiltIn]:

@@ -10,7 +10,9 @@ plugpull.targets.families and collected by plugpull.targets.registry.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +50,10 @@ class Target:
     # kill-mid-tool aimed at a background save (issue 20): (NAME, N, "withheld"|"landed") each, the
     # target's own --save (provider.SAVE_STATES); --save replaces them.
     saves: tuple[tuple[str, int, str], ...] = ()
+    # A server the run talks to but that is not part of it (issue 25, Restate): the phase name that starts
+    # it (``COMMAND serve``), run before the first phase in a session of its own, never killed with the run,
+    # stopped after the last phase (plugpull.sidecar). None: no sidecar.
+    sidecar: str | None = None
 
     def label(self, version: str | None = None) -> str:
         if self.framework is None:
@@ -69,8 +75,12 @@ class BuiltIn:
     extra: str  # pip extra that installs it
     variants: tuple[Target, ...]
     also: tuple[str, ...] = ()  # further import names the agent needs (e.g. DBOS under Pydantic AI)
+    # Programs the agent runs that no pip extra installs (Restate's server: an npm package), each with how to
+    # install it. Found on PATH, or named by $PLUGPULL_<NAME> (restate-server: PLUGPULL_RESTATE_SERVER).
+    programs: tuple[tuple[str, str], ...] = ()
 
     def installed(self) -> bool:
+        """Whether the framework's modules can be imported here (a missing program: :meth:`missing_program`)."""
         for module in (self.module, *self.also):
             try:
                 if importlib.util.find_spec(module) is None:
@@ -78,6 +88,18 @@ class BuiltIn:
             except ModuleNotFoundError:  # a dotted name whose parent package is missing (google.adk)
                 return False
         return True
+
+    def missing_program(self) -> str | None:
+        """The first program of :attr:`programs` not found, said for a user; None when all are there."""
+        for program, install in self.programs:
+            if not (shutil.which(program) or os.environ.get(program_env(program))):
+                return f"{program} is not on PATH ({install})"
+        return None
+
+
+def program_env(program: str) -> str:
+    """The variable that names a program's path instead of PATH: restate-server -> PLUGPULL_RESTATE_SERVER."""
+    return "PLUGPULL_" + program.upper().replace("-", "_")
 
 
 def python_module(module: str, *args: str) -> tuple[str, ...]:

@@ -75,6 +75,9 @@ def select_targets(name: str, options: dict[str, list[Any]]) -> list[Target]:
     built_in = BUILT_INS[name]
     if not built_in.installed():
         raise RuntimeError(f"target {name!r} needs {built_in.module!r}, which this kernel's environment lacks")
+    absent = built_in.missing_program()
+    if absent is not None:
+        raise RuntimeError(f"target {name!r} cannot run in this kernel's environment: {absent}")
     for key, values in options.items():
         known = sorted({str(v.options.get(key)) for v in built_in.variants})
         for value in values:
@@ -107,6 +110,10 @@ def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[l
         framework = built_in.variants[0].framework or built_in.module
         if not built_in.installed():
             said.append(f"{name}: skipped, {framework} is not installed in this environment")
+            continue
+        absent = built_in.missing_program()
+        if absent is not None:
+            said.append(f"{name}: skipped, {absent}")
             continue
         mine = {k: v for k, v in options.items() if any(k in t.options for t in built_in.variants)}
         kept = select_targets(name, mine)

@@ -30,6 +30,7 @@ class Variant:
     hold: tuple[str, int] | None = None
     sibling: tuple[str, str] | None = None
     saves: tuple[tuple[str, int, str], ...] = ()
+    sidecar: str | None = None  # the phase that starts a server the kill spares (Target.sidecar)
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Family:
     module: str  # import name that must be present
     extra: str  # pip extra that installs it
     also: tuple[str, ...] = ()  # further import names its agents need (e.g. DBOS under Pydantic AI)
+    programs: tuple[tuple[str, str], ...] = ()  # programs no pip extra installs, with how to (BuiltIn.programs)
 
     def built_in(
         self,
@@ -63,6 +65,7 @@ class Family:
             module=self.module,
             extra=self.extra,
             also=self.also,
+            programs=self.programs,
             variants=tuple(
                 Target(
                     name=name,
@@ -75,6 +78,7 @@ class Family:
                     hold=v.hold,
                     sibling=v.sibling,
                     saves=v.saves,
+                    sidecar=v.sidecar,
                 )
                 for v in variants
             ),

@@ -1,0 +1,46 @@
+"""LlamaIndex Workflows' human-in-the-loop events under resume-after-approval: the Context the app saved when
+the run asked for input, restored in new processes that send the answer; real processes, real SIGKILL.
+
+A finished run's Context says so (its running flag) and the app refuses a second answer; nothing claims a
+waiting request, so racing approvers all run the step, and a recovery answers again and refunds again.
+"""
+
+import signal
+
+import pytest
+
+pytest.importorskip("workflows")
+
+from plugpull.results import Verdict  # noqa: E402
+from plugpull.scenarios import Settings  # noqa: E402
+from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
+from plugpull.targets import BUILT_INS  # noqa: E402
+
+SETTINGS = Settings(timeout=90)
+
+(TARGET,) = BUILT_INS["llama-index-approval"].variants
+
+
+def test_an_answer_sent_to_the_restored_context_runs_the_refund_step_once(forked):
+    result = run_point(TARGET, "approve-elsewhere", SETTINGS, forked)
+    assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+    assert result.evidence["counts"] == {"refund": 1}
+
+
+def test_a_second_answer_is_refused_because_the_saved_run_is_no_longer_running(forked):
+    result = run_point(TARGET, "double-resume", SETTINGS, forked)
+    assert result.verdict is Verdict.PASS, (result.message, result.stderr)
+    assert result.message.startswith("the second approval was refused (exit 3)")
+
+
+def test_racing_approvers_that_restore_the_same_waiting_context_each_run_the_step(forked):
+    result = run_point(TARGET, "racing-resumers", SETTINGS, forked)
+    assert result.verdict is Verdict.FAIL, (result.message, result.stderr)
+    assert result.evidence["counts"]["refund"] >= 2
+
+
+def test_a_recovery_after_a_kill_inside_the_approved_step_answers_again_and_refunds_again(forked):
+    result = run_point(TARGET, "killed-after-effect", SETTINGS, forked)
+    assert result.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
+    assert result.verdict is Verdict.FAIL
+    assert result.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
