@@ -15,9 +15,9 @@ ledger file outside the store, fsynced). The script runs itself twice, as child 
    tools test against (ALICE, OSDI '14; CrashMonkey, OSDI '18): ``lazyfs`` empties every file that was never
    fsynced (its bytes never reached the disk; its name stays, as LazyFS keeps names); ``namespace`` removes every
    name whose directory was never fsynced (a create, mkdir or rename is durable only once its directory is);
-   ``unsynced`` does both; ``none`` nothing (a plain SIGKILL). The store directory itself was made and fsynced before the start, as a long-lived
-   app's would be. Simplification: an fsync at any time in the run counts, whatever it came before; a store
-   that fsyncs its file and its directory after each save keeps the save.
+   ``unsynced`` does both; ``none`` nothing (a plain SIGKILL). The store directory itself was made and fsynced
+   before the start, as a long-lived app's would be. Simplification: an fsync at any time in the run counts,
+   whatever it came before; a store that fsyncs its file and its directory after each save keeps the save.
 3. resume: ``storage.get_latest(workflow_name=...)``, ``run(checkpoint_id=...)`` (nothing found: start over).
 
 Last stdout line: one JSON object. Exit 0: each customer charged once and resume finished; 1: not so;
