@@ -71,3 +71,13 @@ def test_without_fuse_the_sqlite_witnesses_say_error_not_pass(tmp_path):
         timeout=60,
     )
     assert run.returncode != 0 and "ready" not in run.stdout
+
+
+def test_adks_session_store_rolls_the_function_call_back_when_the_journals_unlink_is_lost(fuse, tmp_path):
+    if importlib.util.find_spec("google.adk") is None or importlib.util.find_spec("mfusepy") is None:
+        pytest.skip("needs google-adk and mfusepy (uv sync --group more-frameworks)")
+    got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace")
+    assert (got, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": 2}), run.stderr
+    assert out["detail"]["lost"] == ["sessions.sqlite-journal is back: its unlink or rename was never made durable"]
+    # The function call event was the transaction rolled back: resume saw only the user's message.
+    assert "resume found 1 event(s)" in out["did"]
