@@ -1,5 +1,7 @@
 """The notebooks' table: one row per line, notes in a column of their own, apart from the measured counts."""
 
+import pytest
+
 from plugpull.report.kernel.notebook import table
 from plugpull.results import Result, Verdict
 
@@ -79,3 +81,42 @@ def test_the_rate_plot_is_one_row_per_line_and_as_wide_with_thirteen_lines_as_wi
         fig.savefig(out, format="png", dpi=100, bbox_inches="tight")
         widths.append(int.from_bytes(out.getvalue()[16:20], "big"))  # the PNG's IHDR width
     assert widths[0] == widths[1] and widths[1] <= 1100
+
+
+def test_a_power_loss_line_carries_its_cut_as_an_option_so_one_record_holds_every_cut():
+    from plugpull.report.kernel.notebook import POWER_CUT, select_power_loss
+
+    chosen, said = select_power_loss(
+        ["agent-framework"], {"agent-framework": {"variant": ["control"]}}, ["unsynced", "lazyfs"]
+    )
+    assert [(t.scenario, t.options) for t in chosen] == [
+        ("power-loss", {"variant": "control", POWER_CUT: "unsynced"}),
+        ("power-loss", {"variant": "control", POWER_CUT: "lazyfs"}),
+    ]
+    assert said[0].startswith("agent-framework: agent-framework-core ")
+    assert said[0].endswith(", 1 variant(s) x cuts unsynced, lazyfs")
+    with pytest.raises(ValueError, match="power cuts"):
+        select_power_loss(["agent-framework"], {}, ["blackout"])
+    with pytest.raises(ValueError, match="unknown target"):
+        select_power_loss(["agent-framework"], {"no-such-target": {}}, ["unsynced"])
+
+
+def test_the_losses_of_each_cut_are_listed_once_per_line_with_how_many_runs_lost_them():
+    from plugpull.report.kernel.notebook import power_cut_losses
+
+    def cut(verdict, losses):
+        r = run(verdict, "after-effect")
+        r.target = "dbos 3.4.0 key=checkpointed power_cut=unsynced"
+        r.evidence = {"cut": {"losses": [{"path": p, "kind": "back", "text": t} for p, t in losses]}}
+        return r
+
+    back = ("dbos.sqlite-journal", "dbos.sqlite-journal is back after the cut")
+    shown = power_cut_losses([cut(Verdict.FAIL, [back]), cut(Verdict.FAIL, [back]), cut(Verdict.PASS, [])])
+    assert shown.splitlines() == [
+        "dbos 3.4.0 key=checkpointed power_cut=unsynced after-effect:",
+        "  2 x FAIL: dbos.sqlite-journal is back after the cut",
+        "  1 x PASS: nothing: every write and every name was durable",
+    ]
+    unmounted = run(Verdict.ERROR, "after-effect")
+    unmounted.message = "FUSE cannot mount here: no /dev/fuse"
+    assert "1 x ERROR: no cut: FUSE cannot mount here: no /dev/fuse" in power_cut_losses([unmounted])

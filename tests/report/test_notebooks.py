@@ -73,6 +73,13 @@ TINY = {
         "targets": ["crewai"],
         "options": {"key": ["none"]},
     },
+    # Power loss: Agent Framework's FileCheckpointStorage (the default environment's), one cut.
+    "power-loss": {
+        "points": ["after-effect"],
+        "targets": ["agent-framework"],
+        "options": {"agent-framework": {"variant": ["control"]}},
+        "cuts": ["unsynced"],
+    },
 }
 # What the record's lines are called when a point expands into one line per boundary.
 LINES = {"boundary-map": ["after effect refund 1"]}

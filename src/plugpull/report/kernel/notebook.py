@@ -15,6 +15,7 @@ import random
 import shlex
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -213,8 +214,73 @@ def run_lines(
     with Runtime() as runtime:
         for job in order:
             t, p, _ = job
-            done[job] = run_scenario(targets[t], [points[p]], settings=settings, runtime=runtime)
+            cut = targets[t].options.get(POWER_CUT)
+            # A power-loss line carries its cut in its options (select_power_loss): that is the setting it runs with.
+            mine = settings if cut is None else replace(settings, power_cut=cut)
+            done[job] = run_scenario(targets[t], [points[p]], settings=mine, runtime=runtime)
     return [r for job in jobs for r in done[job]], time.monotonic() - began
+
+
+#: The option a power-loss line of a finding names its cut by (``options = { power_cut = "lazyfs" }``).
+POWER_CUT = "power_cut"
+
+
+def select_power_loss(
+    names: list[str], options: dict[str, dict[str, list[Any]]], cuts: list[str]
+) -> tuple[list[Target], list[str]]:
+    """power-loss lines for a finding: each installed built-in's variants (``options`` per target name, as
+    :func:`select_targets` takes them), adopted by power-loss, once per cut in ``cuts``.
+
+    The cut goes into each line's options as ``power_cut``, so one record holds the same variant under
+    several cuts as separate lines and a claim names the cut it is about (docs/DECISIONS.md, "The
+    power-loss finding (issue 24)"); :func:`run_lines` runs each line with that cut. One line per name says
+    what runs here or why it was skipped.
+    """
+    from plugpull.scenarios import POWER_CUTS
+    from plugpull.scenarios.registry import REGISTRY
+
+    bad = [c for c in cuts if c not in POWER_CUTS]
+    if bad or not cuts:
+        raise ValueError(f"power cuts {cuts!r}: each one of {', '.join(POWER_CUTS)}")
+    unknown = [n for n in [*names, *options] if n not in BUILT_INS]
+    if unknown:
+        raise ValueError(f"unknown target {unknown[0]!r}; built-in targets here: {', '.join(BUILT_INS)}")
+    chosen: list[Target] = []
+    said: list[str] = []
+    for name in names:
+        built_in = BUILT_INS[name]
+        framework = built_in.variants[0].framework or built_in.module
+        if not built_in.installed():
+            said.append(f"{name}: skipped, {framework} is not installed in this environment")
+            continue
+        adopted = [
+            a for a in (REGISTRY.adopt("power-loss", v) for v in select_targets(name, options.get(name, {}))) if a
+        ]
+        chosen += [replace(a, options={**a.options, POWER_CUT: cut}) for a in adopted for cut in cuts]
+        said.append(f"{name}: {framework} {version_of(framework)}, {len(adopted)} variant(s) x cuts {', '.join(cuts)}")
+    if not chosen:
+        raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
+    return chosen, said
+
+
+def power_cut_losses(results: list[Result]) -> str:
+    """What each power cut lost, per line (the model's sentences, ``evidence.cut.losses``): runs that lost
+    the same are counted once. A line whose cut did not happen says why (its ERROR message)."""
+    shown: list[str] = []
+    for (_, point, label), runs in results_lines(results).items():
+        said: dict[str, int] = {}
+        for r in runs:
+            cut = r.evidence.get("cut") or {}
+            losses = [loss.get("text", "") for loss in cut.get("losses") or []]
+            if cut:
+                text = "; ".join(losses) or "nothing: every write and every name was durable"
+            else:
+                text = f"no cut: {r.message}"
+            text = f"{r.verdict.value}: {text}"
+            said[text] = said.get(text, 0) + 1
+        shown.append(f"{label} {point}:")
+        shown += [f"  {n} x {text}" for text, n in said.items()]
+    return "\n".join(shown)
 
 
 def lines(results: list[Result]) -> list[dict[str, Any]]:

@@ -1,0 +1,195 @@
+"""Agent Framework's FileCheckpointStorage across a power cut (no plugpull): killed after a charge, then the cut.
+
+    python agent_framework_power_cut.py [--cut unsynced|namespace|lazyfs|none]
+
+Needs only agent-framework-core. A functional workflow checks out orders A and B (the control variant of
+agent-framework-8292's witness: A reaches open_payment first on start and on resume): ``@step open_payment`` draws
+the idempotency key, ``@step capture_payment`` charges it at a card network that makes one charge per key (a
+ledger file outside the store, fsynced). The script runs itself twice, as child processes:
+
+1. start: ``run(["A", "B"])`` with ``FileCheckpointStorage(<store>/checkpoints)``; the process SIGKILLs itself
+   right after the network recorded A's charge. While it runs, every ``os.fsync``/``os.fdatasync`` call it
+   makes is logged (the path of the descriptor): FileCheckpointStorage is pure Python, so that log is every
+   fsync it asks for.
+2. the power cut, simulated on the store directory from that log, under the POSIX model crash-consistency
+   tools test against (ALICE, OSDI '14; CrashMonkey, OSDI '18): ``lazyfs`` empties every file that was never
+   fsynced (its bytes never reached the disk; its name stays, as LazyFS keeps names); ``namespace`` removes every
+   name whose directory was never fsynced (a create, mkdir or rename is durable only once its directory is);
+   ``unsynced`` does both; ``none`` nothing (a plain SIGKILL). The store directory itself was made and fsynced
+   before the start, as a long-lived app's would be. Simplification: an fsync at any time in the run counts,
+   whatever it came before; a store that fsyncs its file and its directory after each save keeps the save.
+3. resume: ``storage.get_latest(workflow_name=...)``, ``run(checkpoint_id=...)`` (nothing found: start over).
+
+Last stdout line: one JSON object. Exit 0: each customer charged once and resume finished; 1: not so;
+2: did not run as designed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from agent_framework import FileCheckpointStorage, step, workflow
+
+WORKFLOW_NAME = "checkout_two_orders"
+ORDERS = ["A", "B"]
+STATE = {"phase": "start", "ledger": Path("ledger.jsonl")}
+
+
+def observe_fsyncs(log: Path) -> None:
+    """Log the path of every fsync/fdatasync this process makes, then make it: the cut reads the log."""
+    for name in ("fsync", "fdatasync"):
+        original = getattr(os, name)
+
+        def logged(fd, original=original):
+            with log.open("a") as f:
+                f.write(os.readlink(f"/proc/self/fd/{fd}") + "\n")
+            return original(fd)
+
+        setattr(os, name, logged)
+
+
+def charge_card(customer: str, key: str) -> None:
+    """The card network: one charge per idempotency key, appended to the ledger (durably: it is not the store)."""
+    ledger: Path = STATE["ledger"]
+    seen = {json.loads(line)["key"] for line in ledger.read_text().splitlines()} if ledger.exists() else set()
+    if key not in seen:
+        with ledger.open("a") as f:
+            f.write(json.dumps({"customer": customer, "key": key}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    if STATE["phase"] == "start" and customer == "A":
+        os.kill(os.getpid(), signal.SIGKILL)  # right after the charge: the power is cut next
+
+
+@step
+async def open_payment(order_id: str) -> dict:
+    return {"order_id": order_id, "customer": order_id, "idempotency_key": f"pay_{order_id}_{uuid.uuid4().hex[:12]}"}
+
+
+@step
+async def capture_payment(payment: dict) -> str:
+    charge_card(payment["customer"], payment["idempotency_key"])
+    return f"charged customer {payment['customer']} ({payment['idempotency_key']})"
+
+
+async def checkout(order_id: str, first_done: asyncio.Event) -> str:
+    if order_id == "B":
+        await first_done.wait()  # a certain order: A opens its payment first, on start and on resume
+    payment = await open_payment(order_id)
+    if order_id == "A":
+        first_done.set()
+    return await capture_payment(payment)
+
+
+@workflow(name=WORKFLOW_NAME)
+async def checkout_two_orders(orders: list) -> dict:
+    first_done = asyncio.Event()
+    receipts = await asyncio.gather(*(checkout(o, first_done) for o in orders))
+    return dict(zip(orders, receipts, strict=True))
+
+
+async def run_phase(store: Path) -> None:
+    storage = FileCheckpointStorage(str(store / "checkpoints"))
+    wf = checkout_two_orders.build(checkpoint_storage=storage)
+    latest = await storage.get_latest(workflow_name=WORKFLOW_NAME) if STATE["phase"] == "resume" else None
+    if latest is None:
+        result = await wf.run(list(ORDERS))
+    else:
+        result = await wf.run(checkpoint_id=latest.checkpoint_id)
+    print(json.dumps({"from_checkpoint": latest is not None, "receipts": result.get_outputs()[-1]}))
+
+
+def cut(store: Path, synced: set[str], variant: str) -> list[str]:
+    """The store as a disk could hold it after the power cut; one sentence per loss."""
+    lost: list[str] = []
+    for here, dirs, files in os.walk(store, topdown=False):
+        for name in files + dirs:
+            path = Path(here) / name
+            shown = path.relative_to(store).as_posix()
+            if variant in ("namespace", "unsynced") and str(Path(here).resolve()) not in synced:
+                (shutil.rmtree if path.is_dir() and not path.is_symlink() else os.remove)(path)
+                lost.append(f"{shown} is gone: its directory was never fsynced")
+            elif variant in ("lazyfs", "unsynced") and path.is_file() and str(path.resolve()) not in synced:
+                size = path.stat().st_size
+                os.truncate(path, 0)
+                lost.append(f"{shown} lost all its {size} bytes: it was never fsynced")
+    return lost
+
+
+def parent(args: argparse.Namespace) -> int:
+    version = importlib.metadata.version("agent-framework-core")
+    out = {"witness": "agent_framework_power_cut", "framework": "agent-framework-core", "version": version}
+
+    def report(verdict: str, counts: dict, did: str, **detail) -> int:
+        print(json.dumps(out | {"verdict": verdict, "counts": counts, "did": did, "detail": detail}))
+        return {"PASS": 0, "FAIL": 1}.get(verdict, 2)
+
+    with tempfile.TemporaryDirectory(prefix="af-power-") as tmp:
+        store, log = Path(tmp) / "store", Path(tmp) / "fsynced.log"
+        store.mkdir()
+        fd = os.open(store, os.O_RDONLY)  # the store directory exists, durably, before the run
+        os.fsync(fd)
+        os.close(fd)
+
+        def spawn(phase: str) -> subprocess.CompletedProcess:
+            argv = [sys.executable, __file__, "_phase", phase, tmp]
+            return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+        try:
+            start = spawn("start")
+            if start.returncode != -signal.SIGKILL:
+                return report(
+                    "ERROR", {}, f"start was not SIGKILLed (exit {start.returncode})", stderr=start.stderr[-800:]
+                )
+            synced = {line for line in (log.read_text().splitlines() if log.exists() else []) if line}
+            ours = sorted(s for s in synced if not s.endswith("ledger.jsonl"))
+            lost = cut(store, synced, args.cut)
+            resume = spawn("resume")
+        except subprocess.TimeoutExpired as e:
+            return report("ERROR", {}, f"a phase outlived its 120 s: {e.cmd[-2]}")
+        ledger = Path(tmp) / "ledger.jsonl"
+        rows = [json.loads(line) for line in ledger.read_text().splitlines()] if ledger.exists() else []
+    counts = {f"charge_card:{o}": sum(1 for r in rows if r["customer"] == o) for o in ORDERS}
+    said = ", ".join(f"{k}={v}" for k, v in counts.items())
+    head = (
+        f"start SIGKILLed right after A's charge; FileCheckpointStorage made {len(ours)} fsync(s) of the store; "
+        f"the power cut ({args.cut}) lost: {'; '.join(lost[:3]) or 'nothing'}"
+        + (f" (and {len(lost) - 3} more)" if len(lost) > 3 else "")
+    )
+    if resume.returncode != 0:
+        error = (resume.stderr.strip().splitlines() or ["(no stderr)"])[-1]
+        return report("FAIL", counts, f"{head}; resume crashed: {error}; {said}", lost=lost, fsynced=ours)
+    seen = json.loads(resume.stdout.strip().splitlines()[-1])
+    ok = all(n == 1 for n in counts.values())
+    start_over = "" if seen["from_checkpoint"] else "; resume found no checkpoint and started over"
+    return report("PASS" if ok else "FAIL", counts, f"{head}{start_over}; {said}", lost=lost, fsynced=ours)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cut", choices=("unsynced", "namespace", "lazyfs", "none"), default="unsynced")
+    parser.add_argument("internal", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.internal:
+        _, phase, tmp = args.internal
+        STATE.update(phase=phase, ledger=Path(tmp) / "ledger.jsonl")
+        if phase == "start":
+            observe_fsyncs(Path(tmp) / "fsynced.log")
+        asyncio.run(run_phase(Path(tmp) / "store"))
+        return 0
+    return parent(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The power-loss witnesses (findings/power-loss/witness/): the framework only, their own SIGKILL and power cut."""
+
+import importlib.metadata
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plugpull.powercut.mount import unavailable_reason
+
+pytestmark = pytest.mark.witness
+
+WITNESS = Path(__file__).parents[2] / "findings" / "power-loss" / "witness"
+
+
+def witness(tmp_path: Path, script: str, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
+    run = subprocess.run(
+        [sys.executable, str(WITNESS / script), *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
+    return run.returncode, json.loads(last), run
+
+
+@pytest.fixture
+def fuse():
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(f"FUSE cannot mount here: {reason}")
+
+
+@pytest.mark.parametrize(
+    "cut, code, verdict, charges_a", [("none", 0, "PASS", 1), ("lazyfs", 1, "FAIL", 2), ("namespace", 1, "FAIL", 2)]
+)
+def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(tmp_path, cut, code, verdict, charges_a):
+    pytest.importorskip("agent_framework")
+    got, out, run = witness(tmp_path, "agent_framework_power_cut.py", "--cut", cut)
+    assert (out["witness"], out["version"]) == (
+        "agent_framework_power_cut",
+        importlib.metadata.version("agent-framework-core"),
+    )
+    assert (got, out["verdict"], out["counts"]) == (code, verdict, {"charge_card:A": charges_a, "charge_card:B": 1}), (
+        run.stderr
+    )
+    # What the cut lost is what the store never fsynced: nothing under a plain SIGKILL.
+    assert bool(out["detail"]["lost"]) == (cut != "none") and out["detail"]["fsynced"] == []
+
+
+@pytest.mark.parametrize(
+    "cut, code, verdict, refunds", [("none", 0, "PASS", 1), ("namespace", 1, "FAIL", 2), ("lazyfs", 0, "PASS", 1)]
+)
+def test_dbos_loses_its_last_commit_when_the_journals_unlink_is_lost(fuse, tmp_path, cut, code, verdict, refunds):
+    if importlib.util.find_spec("dbos") is None or importlib.util.find_spec("mfusepy") is None:
+        pytest.skip("needs dbos and mfusepy (uv sync --group more-frameworks)")
+    got, out, run = witness(tmp_path, "dbos_power_cut.py", "--cut", cut)
+    assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
+    back = ["dbos.sqlite-journal is back: its unlink or rename was never made durable"]
+    assert out["detail"]["lost"] == (back if cut == "namespace" else [])
+
+
+def test_without_fuse_the_sqlite_witnesses_say_error_not_pass(tmp_path):
+    pytest.importorskip("mfusepy")
+    # A mount point that does not exist: cutfs cannot mount, the witness reports ERROR (exit 2) and why.
+    run = subprocess.run(
+        [sys.executable, str(WITNESS / "cutfs.py"), str(tmp_path), str(tmp_path), str(tmp_path / "missing")],
+        input="stop\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0 and "ready" not in run.stdout
+
+
+def test_adks_session_store_rolls_the_function_call_back_when_the_journals_unlink_is_lost(fuse, tmp_path):
+    if importlib.util.find_spec("google.adk") is None or importlib.util.find_spec("mfusepy") is None:
+        pytest.skip("needs google-adk and mfusepy (uv sync --group more-frameworks)")
+    got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace")
+    assert (got, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": 2}), run.stderr
+    assert out["detail"]["lost"] == ["sessions.sqlite-journal is back: its unlink or rename was never made durable"]
+    # The function call event was the transaction rolled back: resume saw only the user's message.
+    assert "resume found 1 event(s)" in out["did"]
