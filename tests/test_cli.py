@@ -317,6 +317,16 @@ def test_first_effect_keeps_the_quick_run_and_the_coverage_names_the_calls_not_k
     assert doc["results"][0]["evidence"]["effect_calls"] == ["send_email#1", "charge#1"]
 
 
+def test_repeat_counts_each_held_call_on_its_own_row(tmp_path):
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull("--agent", command, "--point", "after-effect", "--repeat", "2", tmp=tmp_path)
+    rows = run.stdout.splitlines()[1:]
+    assert [row.split()[:4] + row.split()[5:7] for row in rows] == [
+        ["2", "0", "2", "0", "after-effect", "send_email:1"],
+        ["2", "0", "2", "0", "after-effect", "charge:1"],
+    ]
+
+
 def test_hold_given_twice_runs_both_calls_in_the_order_given(tmp_path):
     command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
     run = plugpull(
