@@ -127,3 +127,28 @@ def test_every_boundary_shows_the_boundarys_place_and_a_random_kill_where_it_lan
     landed = failed("every-boundary", "random 3", [], {"landed": "between model-call 1 and effect refund 1"})
     assert shown_point(placed) == "boundary 7/12 after model-call 2"
     assert shown_point(landed) == "random 3: between model-call 1 and effect refund 1"
+
+
+def coverage_result(point: str, held: str, options=None, proof=True) -> Result:
+    name, _, nth = held.rpartition("#")
+    calls = [{"seq": 1, "phase": "start", "name": name, "held_at": point, "key": None}]
+    evidence = {"effect_calls": ["reserve_stock#1", "charge_card#1", "send_receipt#1"], "calls": calls}
+    evidence.update({"held_name": name, "proof": {"group": 1} if proof else None})
+    return Result(
+        Verdict.PASS, "kill-mid-tool", point, "python agent.py", "m", options=options or {}, evidence=evidence
+    )
+
+
+def test_the_coverage_line_counts_the_effect_calls_killed_at_and_names_the_others():
+    from plugpull.rendering import format_coverage
+
+    every = [coverage_result(p, c) for c in ("reserve_stock#1", "charge_card#1", "send_receipt#1") for p in ("b", "a")]
+    assert format_coverage(every) == "kill-mid-tool, python agent.py: killed at 3 of 3 effect calls, 6 lines"
+    first = every[:2]
+    assert format_coverage(first) == (
+        "kill-mid-tool, python agent.py: killed at 1 of 3 effect calls, 2 lines; not killed at charge_card#1, send_receipt#1"
+    )
+    # A kill that was not proven did not kill at its call; a target aimed by design gets no line.
+    unproven = [coverage_result("b", "reserve_stock#1", proof=False)]
+    assert "killed at 0 of 3 effect calls, 1 line;" in format_coverage(unproven)
+    assert format_coverage([coverage_result("b", "charge_card#1", options={"hold": "charge_card"})]) == ""

@@ -121,14 +121,17 @@ def format_coverage(results: list[Result]) -> str:
 
     "kill-mid-tool, python agent.py: killed at 3 of 3 effect calls, 6 lines"; when some were not
     (--first-effect, --hold), which, so two PASS lines at the first call do not read as "the whole
-    run is safe". Only for a clean run with more than one effect call.
+    run is safe". Only for a clean run with more than one effect call, and not for a target that holds
+    its own call (``hold=`` among its options).
     """
     lines = []
     for target, group in groupby([r for r in results if r.scenario == "kill-mid-tool"], key=shown_target):
         members = list(group)
         owed = next((r.evidence.get("effect_calls") for r in members if r.evidence.get("effect_calls")), None)
-        if not owed or len(owed) < 2:
-            continue  # one effect call: the lines' own points say it all
+        if not owed or len(owed) < 2 or any("hold" in r.options for r in members):
+            # One effect call: the lines' own points say it all. A target aimed at one call by design
+            # (the siblings targets' own hold) covers that call on purpose.
+            continue
         killed = {
             held_call(r.evidence.get("calls") or [], r.evidence.get("held_name"))
             for r in members
