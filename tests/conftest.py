@@ -22,7 +22,11 @@ TESTS = Path(__file__).parent
 FRAMEWORK_FOLDERS = ("examples", "targets", "findings")
 # ...except these, which read the built-in tables and notes only; and these modules elsewhere do too.
 FRAMEWORK_FREE = {"test_built_in_notes.py", "test_built_ins.py", "test_installation.py"}
-FRAMEWORK_MODULES = {"scenarios/test_lost_session_write.py", "test_forkserver.py"}
+FRAMEWORK_MODULES = {
+    "scenarios/test_lost_session_write.py",
+    "scenarios/test_kill_mid_tool_every_effect.py",
+    "test_forkserver.py",
+}
 # Fixtures that start a Jupyter kernel (tests/report/conftest.py).
 KERNEL_FIXTURES = {"current_kernel", "whole_run"}
 # What implies slow: each such test takes seconds, not milliseconds (network: uv builds venvs or resolves).

@@ -1,6 +1,6 @@
 """Boundaries read from a clean run's trace, on hand-built traces."""
 
-from plugpull.boundaries import landing, selected, steps_of
+from plugpull.boundaries import aimed_kill, landing, selected, steps_of
 
 
 def mark(seq, name, edge, t=0.0):
@@ -58,3 +58,22 @@ def test_a_killed_run_never_makes_its_next_call_so_the_clean_run_names_it():
     killed = TRACE[:3]  # the run got as far as the refund
     assert landing(killed, 0.35) == "after the last boundary (call of effect refund 1)"
     assert landing(killed, 0.35, TRACE) == "between call of effect refund 1 and before checkpoint-save 1"
+
+
+def test_a_random_kill_is_replayed_alone_by_the_aimed_kill_that_leaves_the_run_the_same_way():
+    # Right after an effect call the provider has recorded it: that effect's "after".
+    assert aimed_kill(TRACE, 0.35) == ("effect refund 1", "after")
+    # Between two steps, or inside one (nothing of it left behind): the next step's "before".
+    assert aimed_kill(TRACE, 0.25) == ("effect refund 1", "before")
+    assert aimed_kill(TRACE, 0.45) == ("checkpoint-save 1", "before")
+    assert aimed_kill(TRACE, 0.55) == ("model-call 2", "before")
+    # After the last boundary: that step's own side.
+    assert aimed_kill(TRACE, 0.9) == ("model-call 2", "after")
+    # Nothing killed, or killed before the run reached any boundary: nothing to aim at.
+    assert aimed_kill(TRACE, None) is None
+    assert aimed_kill(TRACE, 0.05) is None
+
+
+def test_a_killed_runs_next_step_is_named_from_the_clean_run_for_the_aimed_kill():
+    killed = TRACE[:2]  # the run got as far as the first model call
+    assert aimed_kill(killed, 0.25, TRACE) == ("effect refund 1", "before")

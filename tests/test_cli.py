@@ -324,6 +324,100 @@ def test_without_hold_the_first_call_is_held_and_named(tmp_path):
     assert run.stdout.startswith("PASS   kill-mid-tool  before-effect send_email#1  ")
 
 
+def verdicts(stdout: str) -> list[tuple[str, str]]:
+    """(verdict, point as shown) of each result line."""
+    return [(line[:4], line.split("  ")[2].strip()) for line in stdout.splitlines() if line[:4] in ("PASS", "FAIL")]
+
+
+def test_without_hold_kill_mid_tool_kills_at_every_effect_call_in_order_and_says_its_coverage(tmp_path):
+    # send_email has no key and the framework re-runs the whole tool: once the email is sent, a
+    # kill anywhere after it sends it again.
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull("--agent", command, tmp=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert verdicts(run.stdout) == [
+        ("PASS", "before-effect send_email#1"),
+        ("FAIL", "after-effect send_email#1"),
+        ("FAIL", "before-effect charge#1"),
+        ("FAIL", "after-effect charge#1"),
+    ]
+    assert run.stdout.splitlines()[-1] == f"kill-mid-tool, {command}: killed at 2 of 2 effect calls, 4 lines"
+
+
+def test_first_effect_keeps_the_quick_run_and_the_coverage_names_the_calls_not_killed(tmp_path):
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull("--agent", command, "--first-effect", tmp=tmp_path)
+    assert verdicts(run.stdout) == [("PASS", "before-effect send_email#1"), ("FAIL", "after-effect send_email#1")]
+    assert run.stdout.splitlines()[-1] == (
+        f"kill-mid-tool, {command}: killed at 1 of 2 effect calls, 2 lines; not killed at charge#1"
+    )
+    doc = json.loads(plugpull("--agent", command, "--first-effect", "--json", tmp=tmp_path).stdout)
+    assert [r["point"] for r in doc["results"]] == ["before-effect", "after-effect"]
+    assert doc["results"][0]["evidence"]["effect_calls"] == ["send_email#1", "charge#1"]
+
+
+def test_repeat_counts_each_held_call_on_its_own_row(tmp_path):
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull("--agent", command, "--point", "after-effect", "--repeat", "2", tmp=tmp_path)
+    rows = run.stdout.splitlines()[1:]
+    assert [row.split()[:4] + row.split()[5:7] for row in rows] == [
+        ["2", "0", "2", "0", "after-effect", "send_email:1"],
+        ["2", "0", "2", "0", "after-effect", "charge:1"],
+    ]
+
+
+def test_hold_given_twice_runs_both_calls_in_the_order_given(tmp_path):
+    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
+    run = plugpull(
+        "--agent", command, "--hold", "charge", "--hold", "send_email:1", "--point", "after-effect", tmp=tmp_path
+    )
+    assert verdicts(run.stdout) == [("FAIL", "after-effect charge#1"), ("FAIL", "after-effect send_email#1")]
+    doc = json.loads(
+        plugpull(
+            "--agent",
+            command,
+            "--hold",
+            "charge",
+            "--hold",
+            "send_email",
+            "--json",
+            "--point",
+            "after-effect",
+            tmp=tmp_path,
+        ).stdout
+    )
+    # The JSON point stays the scenario's; the held call of each line is its evidence's hold.
+    assert [(r["point"], r["evidence"]["hold"]) for r in doc["results"]] == [
+        ("after-effect", "charge:1"),
+        ("after-effect", "send_email:1"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (
+            ["--scenario", "power-loss", "--hold", "a", "--hold", "b"],
+            "plugpull: --hold given 2 times: only kill-mid-tool runs one line per held call; power-loss holds one "
+            "(give --hold once)",
+        ),
+        (["--hold", "a", "--first-effect"], "plugpull: --first-effect and --hold both choose the held call: give one"),
+        (
+            ["--hold", "a", "--hold", "b", "--sibling", "c:finished"],
+            "plugpull: --sibling needs exactly one --hold: the call killed beside the sibling",
+        ),
+        (
+            ["--scenario", "every-boundary", "--first-effect"],
+            "plugpull: --first-effect does not apply to every-boundary (it kills at every boundary in turn)",
+        ),
+    ],
+)
+def test_a_contradictory_hold_is_one_line_exit_2(args, line, plugpull_main):
+    run = plugpull_main("--agent", "python x.py", *args)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [line]
+
+
 def test_a_hold_no_call_reaches_is_an_error_that_names_it(tmp_path):
     command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
     run = plugpull("--agent", command, "--point", "after-effect", "--hold", "charge:2", tmp=tmp_path)
@@ -375,7 +469,8 @@ def test_an_agent_without_the_resume_subcommand_is_an_error_asking_about_it(tmp_
     run = plugpull("--agent", command, "--point", "after-effect", tmp=tmp_path)
     assert run.returncode == 2
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("ERROR  kill-mid-tool  after-effect charge#1")
+    # Found before any kill: resume is run first on the finished clean run (issue 22), so nothing is held.
+    assert lines[0].startswith("ERROR  kill-mid-tool  after-effect  ")
     assert lines[0].endswith(
         "resume exited 2 with a usage message: does COMMAND accept the `resume` argument? "
         "(plugpull runs COMMAND start, then COMMAND resume; docs/agent-protocol.md)"
@@ -489,6 +584,18 @@ def test_a_target_whose_framework_is_not_installed_is_one_line_exit_2_naming_the
         ),
         (["--agent", "python x.py", "--random-kills", "-1"], "plugpull: --random-kills must be a whole number >= 0"),
         (
+            ["--agent", "python x.py", "--random-kills", "2", "--seed", "-3"],
+            "plugpull: --seed must be a whole number >= 0",
+        ),
+        (
+            ["--agent", "python x.py", "--scenario", "every-boundary", "--seed", "7"],
+            "plugpull: --seed needs --random-kills N: it seeds the random kills",
+        ),
+        (
+            ["--agent", "python x.py", "--seed", "7"],
+            "plugpull: --seed applies to every-boundary; no selected target runs it",
+        ),
+        (
             ["--agent", "python x.py", "--scenario", "every-boundary", "--point", "random"],
             "plugpull: --point random needs --random-kills N",
         ),
@@ -524,6 +631,23 @@ def test_every_boundary_prints_one_line_per_boundary_with_its_place_and_json_kee
     assert result["evidence"]["boundary"]["index"] == 3
     assert result["evidence"]["boundary"]["of"] == 6
     assert result["evidence"]["boundary"]["label"] == "effect refund 1"
+
+
+def test_random_kills_print_their_seed_and_a_random_fail_prints_its_aimed_command(tmp_path):
+    command = agent(str(AGENTS / "boundary_framework.py"), "slow")
+    drawn = plugpull("--agent", command, "--random-kills", "1", "--point", "random", tmp=tmp_path)
+    seed = drawn.stderr.splitlines()[0].removeprefix("plugpull: random kills drawn with --seed ").split(" ")[0]
+    assert drawn.stderr.splitlines()[0] == (
+        f"plugpull: random kills drawn with --seed {seed} (give it again to replay the same kills)"
+    )
+    run = plugpull("--agent", command, "--random-kills", "2", "--seed", "155", tmp=tmp_path)
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("PASS   every-boundary  random 1: between before model-call 1 and after model-call 1")
+    assert lines[1].startswith("FAIL   every-boundary  random 2: between call of effect refund 1 and before")
+    assert lines[3] == (
+        f"    reproduce alone: plugpull --agent {shlex.quote(command)} --scenario every-boundary "
+        "--boundary 'effect refund 1' --point after"
+    )
 
 
 UPGRADE_USAGE = (

@@ -222,3 +222,28 @@ def test_the_closing_line_of_a_run_with_an_error_says_exit_code_2_and_of_a_passi
 def test_the_closing_line_of_repeated_lines_counts_runs_of_lines():
     repeated = verdicts("PASS") * 3
     assert closing_line(repeated) == "3 PASS of 3 runs of 1 line"
+
+
+def coverage_result(point: str, held: str, options=None, proof=True) -> Result:
+    name, _, nth = held.rpartition("#")
+    calls = [{"seq": 1, "phase": "start", "name": name, "held_at": point, "key": None}]
+    evidence = {"effect_calls": ["reserve_stock#1", "charge_card#1", "send_receipt#1"], "calls": calls}
+    evidence.update({"held_name": name, "proof": {"group": 1} if proof else None})
+    return Result(
+        Verdict.PASS, "kill-mid-tool", point, "python agent.py", "m", options=options or {}, evidence=evidence
+    )
+
+
+def test_the_coverage_line_counts_the_effect_calls_killed_at_and_names_the_others():
+    from plugpull.rendering import format_coverage
+
+    every = [coverage_result(p, c) for c in ("reserve_stock#1", "charge_card#1", "send_receipt#1") for p in ("b", "a")]
+    assert format_coverage(every) == "kill-mid-tool, python agent.py: killed at 3 of 3 effect calls, 6 lines"
+    first = every[:2]
+    assert format_coverage(first) == (
+        "kill-mid-tool, python agent.py: killed at 1 of 3 effect calls, 2 lines; not killed at charge_card#1, send_receipt#1"
+    )
+    # A kill that was not proven did not kill at its call; a target aimed by design gets no line.
+    unproven = [coverage_result("b", "reserve_stock#1", proof=False)]
+    assert "killed at 0 of 3 effect calls, 1 line;" in format_coverage(unproven)
+    assert format_coverage([coverage_result("b", "charge_card#1", options={"hold": "charge_card"})]) == ""

@@ -40,3 +40,19 @@ def test_the_tally_counts_each_lines_verdicts():
             "ERROR": 0,
         }
     ]
+
+
+def test_lines_that_held_different_calls_are_different_lines_unless_the_target_holds_its_own():
+    # kill-mid-tool's default run and a repeated --hold make one line per held call (issue 22).
+    charge = Result(Verdict.FAIL, "kill-mid-tool", "after-effect", "a", "m", evidence={"hold": "charge_card:1"})
+    receipt = Result(Verdict.PASS, "kill-mid-tool", "after-effect", "a", "m", evidence={"hold": "send_receipt:1"})
+    assert list(lines([charge, receipt, charge])) == [
+        Line("kill-mid-tool", "after-effect charge_card:1", "a"),
+        Line("kill-mid-tool", "after-effect send_receipt:1", "a"),
+    ]
+    # A siblings target names its own hold among its options: its line is the point, as recorded.
+    own = Result(
+        Verdict.PASS, "kill-mid-tool", "after-effect", "b hold=charge_card", "m", options={"hold": "charge_card"}
+    )
+    own.evidence = {"hold": "charge_card:1"}
+    assert line_of(own) == Line("kill-mid-tool", "after-effect", "b hold=charge_card")

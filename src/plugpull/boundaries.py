@@ -105,25 +105,68 @@ def edges_of(trace: list[dict[str, Any]]) -> list[tuple[float, str]]:
     return out
 
 
+def around(
+    trace: list[dict[str, Any]], killed_at: float, clean: list[dict[str, Any]] | None = None
+) -> tuple[str | None, str | None]:
+    """The calls either side of a kill at ``killed_at`` seconds after spawn: (last one done, next one).
+
+    The killed run never makes its next call, so that one is named from the ``clean`` run's trace
+    when given.
+    """
+    edges = edges_of(trace)
+    done = [label for t, label in edges if t <= killed_at]
+    following = [label for t, label in edges if t > killed_at]
+    if done and not following and clean is not None:
+        names = [label for _, label in edges_of(clean)]
+        if done[-1] in names and names.index(done[-1]) + 1 < len(names):
+            following = [names[names.index(done[-1]) + 1]]
+    return (done[-1] if done else None), (following[0] if following else None)
+
+
 def landing(trace: list[dict[str, Any]], killed_at: float | None, clean: list[dict[str, Any]] | None = None) -> str:
     """Where a kill at ``killed_at`` seconds after spawn landed among the killed phase's calls.
 
     "before any boundary" (the process was still starting: imports, setup), "between after
     model-call 1 and call of effect refund 1", "after the last boundary (after model-call 2)", or
-    "after the run ended" (``killed_at`` None: the phase exited before the kill). The killed run
-    never makes its next call, so that one is named from the ``clean`` run's trace when given.
+    "after the run ended" (``killed_at`` None: the phase exited before the kill).
     """
     if killed_at is None:
         return "after the run ended"
-    edges = edges_of(trace)
-    done = [label for t, label in edges if t <= killed_at]
-    if not done:
+    done, following = around(trace, killed_at, clean)
+    if done is None:
         return "before any boundary"
-    following = [label for t, label in edges if t > killed_at]
-    if not following and clean is not None:
-        names = [label for _, label in edges_of(clean)]
-        if done[-1] in names and names.index(done[-1]) + 1 < len(names):
-            following = [names[names.index(done[-1]) + 1]]
-    if not following:
-        return f"after the last boundary ({done[-1]})"
-    return f"between {done[-1]} and {following[0]}"
+    if following is None:
+        return f"after the last boundary ({done})"
+    return f"between {done} and {following}"
+
+
+def _step(edge: str) -> tuple[str, str]:
+    """An edge of edges_of as (step label, "call" | "before" | "after"): "call of effect refund 1" ->
+    ("effect refund 1", "call"); "after model-call 2" -> ("model-call 2", "after")."""
+    if edge.startswith("call of "):
+        return edge.removeprefix("call of "), "call"
+    side, _, label = edge.partition(" ")
+    return label, side
+
+
+def aimed_kill(
+    trace: list[dict[str, Any]], killed_at: float | None, clean: list[dict[str, Any]] | None = None
+) -> tuple[str, str] | None:
+    """The aimed kill (``--boundary LABEL --point SIDE``) that leaves a run as a random kill left it.
+
+    Right after an effect call (the provider records it on arrival): that effect's "after". Else
+    the next step's "before": nothing of it had begun, or it had begun and left nothing (a kill
+    inside a step: a model call, an atomic save). After the last boundary: that step's own side.
+    None when nothing was killed or the kill came before any boundary.
+    """
+    if killed_at is None:
+        return None
+    done, following = around(trace, killed_at, clean)
+    if done is None:
+        return None
+    label, edge = _step(done)
+    if edge == "call":
+        return label, "after"
+    if following is not None:
+        return _step(following)[0], "before"
+    return label, edge

@@ -20,7 +20,7 @@ from plugpull import suite
 from plugpull import targets as targets_mod
 from plugpull.arguments import ArgParser
 from plugpull.errors import UsageError
-from plugpull.rendering import closing_line, format_tally, format_text
+from plugpull.rendering import closing_line, format_coverage, format_tally, format_text
 from plugpull.results import Result, Verdict, tally, to_document
 from plugpull.scenarios import POWER_CUTS, Runtime, Settings
 from plugpull.scenarios.contract import Scenario
@@ -102,10 +102,18 @@ def build_parser() -> ArgParser:
     )
     parser.add_argument(
         "--hold",
+        action="append",
+        default=[],
         metavar="NAME[:N]",
-        default=None,
         help=f"{read_by('hold')}: the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
-        "without it, the first call of any effect",
+        "kill-mid-tool: repeatable, one line per call and point; without it, kill-mid-tool holds each effect "
+        "call of the clean run in turn, the others the first call of any effect",
+    )
+    parser.add_argument(
+        "--first-effect",
+        action="store_true",
+        help=f"{read_by('every_effect')}: without --hold, kill at the first effect call only (quick), not at "
+        "every effect call of the clean run",
     )
     parser.add_argument(
         "--sibling",
@@ -137,8 +145,17 @@ def build_parser() -> ArgParser:
         type=int,
         default=0,
         metavar="N",
-        help=f"{read_by('random_kills')}: N kills at uniformly random moments of the run, with where each landed "
-        "(alone, instead of the aimed kills; with --point before/after, as well)",
+        help=f"{read_by('random_kills')}: N kills at uniformly random moments between the clean run's first and "
+        "last boundary, with where each landed (alone, instead of the aimed kills; with --point before/after, as "
+        "well); prints the seed that replays them",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help=f"{read_by('seed')}, with --random-kills: draw the random kills from seed S (a whole number >= 0), "
+        "to replay the kills of an earlier run; default: a new seed, printed",
     )
     parser.add_argument(
         "--power-cut",
@@ -201,12 +218,15 @@ OPTIONS = {
     "saves": ("save", "--save"),
     "boundaries": ("boundary", "--boundary"),
     "random_kills": ("random_kills", "--random-kills"),
+    "seed": ("seed", "--seed"),
+    "every_effect": ("first_effect", "--first-effect"),
     "power_cut": ("power_cut", "--power-cut"),
 }
 
 #: Whole-number and positive options: (attribute, least value, the one-line error).
 RANGES = (
     ("random_kills", 0, "--random-kills must be a whole number >= 0"),
+    ("seed", 0, "--seed must be a whole number >= 0"),
     ("repeat", 1, "--repeat must be a whole number >= 1"),
     ("jobs", 1, "--jobs must be a whole number >= 1"),
 )
@@ -215,14 +235,16 @@ RANGES = (
 def check_ranges(args: argparse.Namespace) -> None:
     """The range checks, once for every selection."""
     for attribute, least, message in RANGES:
-        if getattr(args, attribute, least) < least:
+        value = getattr(args, attribute, least)
+        if value is not None and value < least:
             raise UsageError(message)
     if not 0 < args.timeout < float("inf"):  # nan fails both comparisons
         raise UsageError("--timeout must be a positive number of seconds")
 
 
 def given(args: argparse.Namespace, option: str) -> bool:
-    return bool(getattr(args, OPTIONS[option][0], None))
+    value = getattr(args, OPTIONS[option][0], None)
+    return value is not None if option == "seed" else bool(value)  # --seed 0 is a seed
 
 
 def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
@@ -292,8 +314,16 @@ def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) ->
     for option in OPTIONS:
         if given(args, option):
             check_applies(option, scenarios)
-    if getattr(args, "hold", None) is not None:
-        args.hold = parse_hold(args.hold)
+    holds = [parse_hold(spec) for spec in getattr(args, "hold", None) or []]
+    args.holds = tuple(dict.fromkeys(holds))
+    args.hold = args.holds[0] if len(args.holds) == 1 else None
+    check_holds(args, scenarios)
+    if getattr(args, "seed", None) is not None and not getattr(args, "random_kills", 0):
+        raise UsageError("--seed needs --random-kills N: it seeds the random kills")
+    if getattr(args, "random_kills", 0) and getattr(args, "seed", None) is None:
+        import secrets
+
+        args.seed = secrets.randbelow(1_000_000)  # short enough to type back as --seed
     if getattr(args, "sibling", None) is not None:
         args.sibling = parse_sibling(args.sibling, args.hold)
     args.save = tuple(parse_save(spec) for spec in getattr(args, "save", None) or [])
@@ -314,6 +344,21 @@ def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) ->
     if args.workdir is not None:  # last: it may create the directory, and bad input leaves nothing behind
         check_writable_dir(args.workdir)
     return chosen
+
+
+def check_holds(args: argparse.Namespace, scenarios: list[Scenario]) -> None:
+    """A repeated --hold makes one line per held call: kill-mid-tool's lines only (issue 22)."""
+    if len(args.holds) > 1:
+        single = [s.name for s in scenarios if s.holds_calls and "holds" not in s.read_options]
+        if single:
+            raise UsageError(
+                f"--hold given {len(args.holds)} times: only kill-mid-tool runs one line per held call; "
+                f"{', '.join(single)} holds one (give --hold once)"
+            )
+        if getattr(args, "sibling", None) is not None:
+            raise UsageError("--sibling needs exactly one --hold: the call killed beside the sibling")
+    if args.holds and getattr(args, "first_effect", False):
+        raise UsageError("--first-effect and --hold both choose the held call: give one")
 
 
 def check_applies(option: str, scenarios: list[Scenario]) -> None:
@@ -337,10 +382,13 @@ def settings_of(args: argparse.Namespace) -> Settings:
         keep_workdir=getattr(args, "keep_workdir", False),
         workdir_root=args.workdir,
         hold=getattr(args, "hold", None),
+        holds=tuple(getattr(args, "holds", ()) or ()),
+        every_effect=not getattr(args, "first_effect", False),
         sibling=getattr(args, "sibling", None),
         saves=tuple(getattr(args, "save", ()) or ()),
         boundaries=tuple(getattr(args, "boundary", ()) or ()),
         random_kills=getattr(args, "random_kills", 0) or 0,
+        seed=getattr(args, "seed", None),
         power_cut=getattr(args, "power_cut", None) or "unsynced",
     )
 
@@ -456,6 +504,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         targets = select_targets(args)  # validate every input before anything runs
+        if getattr(args, "random_kills", 0):
+            print(
+                f"plugpull: random kills drawn with --seed {args.seed} (give it again to replay the same kills)",
+                file=sys.stderr,
+            )
         started = datetime.now(timezone.utc)
         results = run(args, targets)
     except UsageError as exc:
@@ -474,6 +527,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(to_document(results, **extra), indent=2))
     else:
         print(format_tally(results) if args.repeat > 1 else format_text(results))
+        coverage = format_coverage(results)
+        if coverage:
+            print(coverage)
         print(f"\n{closing_line(results, args.strict)}")
     if args.junit is not None:
         # Checked before the run; a disk that filled up or a directory removed meanwhile still gets one line.

@@ -73,16 +73,35 @@ class CleanRun:
     # spawned): the run's boundaries (plugpull.boundaries). Not in to_dict: every-boundary lines
     # carry their own place in it.
     trace: list[dict[str, Any]] = field(default_factory=list)
+    # The recovery protocol checked first (issue 22): ``COMMAND resume`` run once on the state this
+    # finished run left, which must be a no-op (exit 0, the result again, no new effect). None: not run
+    # (start failed, or the target recovers with another phase than resume).
+    finished_resume: Outcome | None = None
+    finished_results: list[Any] = field(default_factory=list)  # what that resume reported with record_result
+    finished_effects: dict[str, int] = field(default_factory=dict)  # effects it added, per name
 
     def to_dict(self) -> dict[str, Any]:
-        return without_output(
-            {"start": asdict(self.start), "counts": dict(self.counts), "calls": self.calls, "results": self.results}
-        )
+        data = {"start": asdict(self.start), "counts": dict(self.counts), "calls": self.calls, "results": self.results}
+        if self.finished_resume is not None:
+            data["finished_resume"] = asdict(self.finished_resume)
+            data["finished_results"] = list(self.finished_results)
+            data["finished_effects"] = dict(self.finished_effects)
+        return without_output(data)
+
+    def effect_calls(self) -> list[str]:
+        """The clean run's effect calls in arrival order, each as NAME#N (the N-th call of NAME)."""
+        seen: dict[str, int] = {}
+        out = []
+        for entry in sorted(self.trace, key=lambda e: e["seq"]):
+            if entry.get("kind", "effect") == "effect":
+                seen[entry["name"]] = seen.get(entry["name"], 0) + 1
+                out.append(f"{entry['name']}#{seen[entry['name']]}")
+        return out
 
 
 def without_output(data: dict[str, Any]) -> dict[str, Any]:
     """Evidence without process output: output is shown under the line (Result.stderr), once."""
-    for phase in ("start", "resume"):
+    for phase in ("start", "resume", "finished_resume"):
         if data.get(phase):
             data[phase] = {k: v for k, v in data[phase].items() if k not in ("stdout", "stderr")}
     if data.get("clean"):
@@ -122,6 +141,9 @@ class KillEvidence:
     # "mark", "open", "seen"} (provider.saves_at_kill).
     save_specs: list[str] = field(default_factory=list)
     saves: list[dict[str, Any]] = field(default_factory=list)
+    # The clean run's effect calls as NAME#N, in order: what a kill could be aimed at (the coverage
+    # line, "killed at 2 of 3 effect calls", reads it).
+    effect_calls: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(asdict(self))
@@ -260,6 +282,10 @@ class BoundaryEvidence(KillEvidence):
     final_results: list[Any] = field(default_factory=list)
     killed_at: float | None = None
     landed: str | None = None
+    # A random kill (issue 22): the aimed kill that leaves the run as it left it, (LABEL, SIDE), and
+    # the plugpull command that runs it alone; None when it landed nowhere aimable.
+    aimed_at: tuple[str, str] | None = None
+    aimed: str | None = None
 
 
 @dataclass

@@ -20,6 +20,7 @@ __all__ = [
     "call_summary",
     "closing_line",
     "duplicate_causes",
+    "format_coverage",
     "format_line",
     "format_tally",
     "format_text",
@@ -109,12 +110,45 @@ def format_text(results: list[Result]) -> str:
                 lines.append(f"    {summary}")
                 # Why a count went past 1: each counted call's key, phase and thread (issue 22).
                 lines.extend(f"    {why}" for why in duplicate_causes(result.evidence.get("calls") or []))
+
+            if result.evidence.get("aimed"):  # a random kill's FAIL: the aimed kill that replays it alone
+                lines.append(f"    reproduce alone: {result.evidence['aimed']}")
         # Notes are asserted, not measured: on their own lines under the measured message.
         lines.extend(f"    note: {describe(note)}" for note in result.notes)
         if result.stderr.strip() and result.verdict is not Verdict.PASS:
             lines.append(textwrap.indent(tail(result.stderr), "    | "))
         if "workdir" in result.evidence:
             lines.append(f"    workdir kept: {result.evidence['workdir']}")
+    return "\n".join(lines)
+
+
+def format_coverage(results: list[Result]) -> str:
+    """Per kill-mid-tool target, which effect calls of the clean run were killed at (issue 22).
+
+    "kill-mid-tool, python agent.py: killed at 3 of 3 effect calls, 6 lines"; when some were not
+    (--first-effect, --hold), which, so two PASS lines at the first call do not read as "the whole
+    run is safe". Only for a clean run with more than one effect call, and not for a target that holds
+    its own call (``hold=`` among its options).
+    """
+    lines = []
+    for target, group in groupby([r for r in results if r.scenario == "kill-mid-tool"], key=shown_target):
+        members = list(group)
+        owed = next((r.evidence.get("effect_calls") for r in members if r.evidence.get("effect_calls")), None)
+        if not owed or len(owed) < 2 or any("hold" in r.options for r in members):
+            # One effect call: the lines' own points say it all. A target aimed at one call by design
+            # (the siblings targets' own hold) covers that call on purpose.
+            continue
+        killed = {
+            held_call(r.evidence.get("calls") or [], r.evidence.get("held_name"))
+            for r in members
+            if r.evidence.get("proof")
+        }
+        killed = [c for c in owed if c in killed]
+        line = f"kill-mid-tool, {target}: killed at {len(killed)} of {len(owed)} effect calls, {len(members)} line{'s' if len(members) != 1 else ''}"
+        missed = [c for c in owed if c not in killed]
+        if missed:
+            line += f"; not killed at {', '.join(missed)}"
+        lines.append(line)
     return "\n".join(lines)
 
 

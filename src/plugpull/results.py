@@ -103,7 +103,14 @@ class Line(NamedTuple):
 
 
 def line_of(result: Result) -> Line:
-    return Line(result.scenario, result.point, result.target)
+    """The line a result belongs to; a line that held a call named by --hold or by kill-mid-tool's
+    expansion (issue 22) is one line per held call: "after-effect charge_card:1". A target's own hold
+    (the siblings targets, ``hold=`` among its options) is part of the target already."""
+    point = result.point
+    hold = result.evidence.get("hold") if isinstance(result.evidence, dict) else None
+    if hold and "hold" not in result.options:
+        point = f"{point} {hold}"
+    return Line(result.scenario, point, result.target)
 
 
 def lines(results: Iterable[Result]) -> dict[Line, list[Result]]:

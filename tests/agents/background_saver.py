@@ -7,7 +7,8 @@ $PLUGPULL_WORKDIR/plan.json, marked ``plan-save`` with plugpull.boundary: from a
 ("background", like LangGraph's checkpoint writer under durability="async"), before the tool on the
 main thread ("main-thread", like durability="sync"), or unmarked ("unmarked"). The tool charges with
 that key. resume reuses the saved key, or draws a new one when the plan was never saved, so whether
-the plan landed before the kill decides between one charge and two.
+the plan landed before the kill decides between one charge and two. A run that finishes waits for its
+save first, so resume of a finished run finds the plan (plugpull checks that first).
 """
 
 import json
@@ -38,6 +39,9 @@ else:
     if how == "main-thread":
         save(key)
     else:
-        threading.Thread(target=save, args=(key,), daemon=True).start()
+        saver = threading.Thread(target=save, args=(key,), daemon=True)
+        saver.start()
 record_effect("charge", key=key)
+if "saver" in globals():
+    saver.join()
 record_result({"charged": True})

@@ -17,6 +17,7 @@ from that checkpoint reports no answer (the run looks finished but its result di
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from plugpull import boundary, record_effect, record_result
@@ -34,6 +35,8 @@ def save(state):
 
 def model(turn):
     with boundary("model-call"):
+        if variant == "slow":
+            time.sleep(0.2)
         return "call refund" if turn == 1 else "refunded"
 
 
@@ -45,6 +48,8 @@ if state["step"] == "new":
     save(state)
 if state["step"] == "asked":
     record_effect("refund")
+    if variant == "slow":
+        time.sleep(0.3)
     state = {"step": "refunded"}
     save(state)
 if state["step"] == "refunded":

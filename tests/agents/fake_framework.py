@@ -12,7 +12,10 @@ in one step, so a kill in the charge leaves the email done). Two bodies
 charge like stable-key but end the run their own way: idle-resume (resume exits 0 at once,
 doing nothing and reporting no result) and phase-result (the result names the phase that
 finished the run, so a resumed run's result differs from the clean run's), and silent
-(reports no result, as an agent written before record_result).
+(reports no result, as an agent written before record_result). Two more charge like stable-key and
+keep the recovery protocol on a finished run (resume reports the result again) but not after a kill:
+idle-when-unfinished (resume of an unfinished run exits 0 at once, without a result) and
+crash-when-unfinished (it raises: a recovery that crashes only after a kill).
 
 Every other finished run reports its result: {"charge": "done"} (record_result).
 """
@@ -33,7 +36,14 @@ state_file = workdir / "state.json"
 def tool(state):
     if body == "no-key":
         record_effect("charge")
-    elif body in ("stable-key", "idle-resume", "phase-result", "silent"):
+    elif body in (
+        "stable-key",
+        "idle-resume",
+        "phase-result",
+        "silent",
+        "idle-when-unfinished",
+        "crash-when-unfinished",
+    ):
         record_effect("charge", key=state["key"])
     elif body == "random-key":
         record_effect("charge", key=uuid.uuid4().hex)
@@ -57,6 +67,11 @@ if phase == "start":
     state_file.write_text(json.dumps(state))
 else:
     state = json.loads(state_file.read_text())
+if phase == "resume" and state["tool"] != "done":
+    if body == "idle-when-unfinished":
+        sys.exit(0)
+    if body == "crash-when-unfinished":
+        raise RuntimeError("recovery crashed: the saved state has no charge result")
 if state["tool"] != "done":
     tool(state)
     state["tool"] = "done"

@@ -347,3 +347,57 @@ def test_a_save_withheld_on_a_background_thread_that_the_run_waits_for_says_so()
 
 def test_without_saves_asked_for_nothing_is_proven_about_them():
     assert prove_saves(proven()) is None
+
+
+def finished(resume: Outcome, results=(), effects=None, golden=({"charge": "done"},)) -> KillEvidence:
+    """Proven evidence whose clean run was followed by ``resume`` on its finished state (issue 22)."""
+    run = replace(
+        clean(),
+        results=list(golden),
+        finished_resume=resume,
+        finished_results=list(results),
+        finished_effects=effects or {},
+    )
+    return proven(clean=run, golden=list(golden), resumed=list(golden))
+
+
+def test_a_resume_that_is_a_no_op_on_a_finished_run_lets_the_kill_be_judged():
+    ev = finished(Outcome(argv=["a", "resume"], returncode=0), results=[{"charge": "done"}])
+    assert judge_kill_mid_tool(ev).verdict is Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    "resume, results, effects, says",
+    [
+        (
+            Outcome(argv=["a", "resume"], returncode=2, stderr="python: can't open file '/x/agent.py': [Errno 2]\n"),
+            [{"charge": "done"}],
+            None,
+            "exit code 2: python: can't open file '/x/agent.py': [Errno 2]",
+        ),
+        (
+            Outcome(argv=["a", "resume"], returncode=0),
+            [],
+            None,
+            "it exited 0 without a result (start's clean run reported one)",
+        ),
+        (
+            Outcome(argv=["a", "resume"], returncode=0),
+            [{"charge": "done"}],
+            {"charge": 1},
+            "it made new effects: 1 charge",
+        ),
+        (Outcome(argv=["a", "resume"], timed_out=True, returncode=-9), [], None, "it hung (killed)"),
+        (Outcome(argv=["a", "resume"], spawn_error="No such file"), [], None, "it could not start: No such file"),
+    ],
+)
+def test_a_resume_that_does_not_work_on_a_finished_run_makes_the_line_an_error(resume, results, effects, says):
+    j = judge_kill_mid_tool(finished(resume, results, effects))
+    assert j.verdict is Verdict.ERROR
+    assert j.message == f"resume does not work even on a finished run: {says}"
+    assert j.show == "clean-resume"
+
+
+def test_a_finished_run_without_a_result_needs_none_from_its_resume():
+    ev = finished(Outcome(argv=["a", "resume"], returncode=0), golden=())
+    assert check_clean_run(ev) is None

@@ -105,11 +105,50 @@ def test_random_kills_say_where_each_landed_and_are_judged_like_aimed_ones():
     for r in results:
         assert r.verdict is not Verdict.ERROR, r.message
         landed = r.evidence["landed"]
-        assert (
-            landed == "after the run ended"
-            or landed == "before any boundary"
-            or landed.startswith(("between ", "after the last boundary"))
-        )
+        # Drawn inside the clean run's window, from its first boundary to its last (issue 22).
+        assert landed == "after the run ended" or landed.startswith(("between ", "after the last boundary"))
+        assert 0 <= r.evidence["boundary"]["fraction"] < 1
         if landed != "after the run ended":
             assert r.evidence["start"]["returncode"] == -signal.SIGKILL
             assert r.evidence["killed_at"] >= 0
+
+
+def random_kills(seed: int) -> list:
+    """Three random kills of the slow agent from ``seed``, each run with its own clean run."""
+    settings = Settings(timeout=30, random_kills=3, seed=seed)
+    return suite.run_scenario(boundary_framework("slow"), ["random"], settings=settings)
+
+
+def test_random_kills_with_one_seed_are_the_same_kills_twice():
+    # Seed 155 draws 7 %, 49 % and 88 % of the window: inside model-call 1, in the refund's
+    # unsafe gap (0.3 s after its effect, before the save) and inside model-call 2.
+    first, second = random_kills(155), random_kills(155)
+
+    def kills(results):
+        return [
+            (r.evidence["boundary"]["fraction"], r.evidence["boundary"]["anchor_edge"], r.evidence["landed"], r.verdict)
+            for r in results
+        ]
+
+    assert kills(first) == kills(second)
+    assert [k[2] for k in kills(first)] == [
+        "between before model-call 1 and after model-call 1",
+        "between call of effect refund 1 and before checkpoint-save 2",
+        "between before model-call 2 and after model-call 2",
+    ]
+    assert [r.evidence["boundary"]["seed"] for r in first] == [155] * 3
+    assert kills(random_kills(230))[0][0] != kills(first)[0][0]  # another seed, other kills
+
+
+def test_a_random_kill_fail_names_the_aimed_kill_that_reproduces_it_alone():
+    results = random_kills(155)
+    assert [r.verdict for r in results] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS]
+    command = f"{sys.executable} {AGENTS / 'boundary_framework.py'} slow"
+    aimed = results[1].evidence["aimed"]
+    assert aimed == (
+        f"plugpull --agent '{command}' --scenario every-boundary --boundary 'effect refund 1' --point after"
+    )
+    # Run alone, the aimed kill fails the same way.
+    settings = Settings(timeout=30, boundaries=("effect refund 1",))
+    [alone] = suite.run_scenario(boundary_framework("slow"), ["after"], settings=settings)
+    assert alone.verdict is Verdict.FAIL and alone.message.startswith("effect duplicated: the provider saw 2 refund")

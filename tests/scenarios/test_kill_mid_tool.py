@@ -138,12 +138,63 @@ def test_the_tail_of_a_flood_is_bounded(misbehaving):
 
 def test_a_resume_that_exits_0_and_does_nothing_fails_at_after_effect(fake_framework):
     # The effect was recorded before the kill, so the count alone reads 1: only the missing
-    # result shows that the resumed run never finished.
-    result = run_point(fake_framework("idle-resume"), "after-effect", FAST, RUNTIME)
+    # result shows that the resumed run never finished. On a finished run its resume reports the
+    # result, so the recovery protocol holds and the line is the recovery's FAIL.
+    result = run_point(fake_framework("idle-when-unfinished"), "after-effect", FAST, RUNTIME)
     assert result.verdict is Verdict.FAIL
     assert result.message == "run did not finish: resume exited 0 without a result"
     assert result.evidence["counts"] == {"charge": 1}
     assert result.evidence["golden"] == [{"charge": "done"}] and result.evidence["resumed"] == []
+
+
+def test_a_resume_that_does_nothing_even_on_a_finished_run_is_an_error_at_every_point(fake_framework):
+    for point in ("before-effect", "after-effect"):
+        result = run_point(fake_framework("idle-resume"), point, FAST, RUNTIME)
+        assert result.verdict is Verdict.ERROR
+        assert result.message == (
+            "resume does not work even on a finished run: it exited 0 without a result (start's clean run reported one)"
+        )
+        assert result.evidence["resume"] is None  # nothing was killed: no kill can be judged
+        assert result.evidence["clean"]["finished_resume"]["returncode"] == 0
+
+
+def test_a_resume_wrapper_pointing_at_a_missing_script_is_an_error_at_every_point(tmp_path):
+    # A user's wrapper: start runs the agent, resume a script that is not there (python exits 2).
+    agent = AGENTS / "fake_framework.py"
+    wrapper = f'if [ "$1" = start ]; then exec "$0" {agent} stable-key start; else exec "$0" {agent}.missing stable-key resume; fi'
+    target = Target(name="agent", argv=("sh", "-c", wrapper, sys.executable))
+    runtime = Runtime()
+    results = [run_point(target, point, FAST, runtime) for point in ("before-effect", "after-effect")]
+    for result in results:
+        assert result.verdict is Verdict.ERROR, result.message
+        assert result.message.startswith("resume does not work even on a finished run: exit code 2: ")
+        assert "can't open file" in result.message and "fake_framework.py.missing" in result.message
+        assert "can't open file" in result.stderr  # the resume's stderr goes under the line
+
+
+def test_a_recovery_that_crashes_only_after_a_kill_stays_a_fail(fake_framework):
+    result = run_point(fake_framework("crash-when-unfinished"), "after-effect", FAST, RUNTIME)
+    assert result.verdict is Verdict.FAIL
+    assert result.message == "resume crashed (exit code 1); the provider saw exactly 1 charge"
+    assert result.evidence["clean"]["finished_resume"]["returncode"] == 0
+    assert "recovery crashed" in result.stderr
+
+
+def test_a_resume_that_makes_a_new_effect_on_a_finished_run_is_an_error():
+    # two_tools.py's resume runs both tools again, keyed: it asks again and adds no effect.
+    keyed = Target(name="agent", argv=(sys.executable, str(AGENTS / "two_tools.py"), "sequential"))
+    result = run_point(keyed, "after-effect", FAST, Runtime())
+    assert result.verdict is Verdict.PASS, result.message
+    redo = Target(name="agent", argv=(sys.executable, "-c", NEW_EFFECT_ON_RESUME))
+    result = run_point(redo, "after-effect", FAST, Runtime())
+    assert result.verdict is Verdict.ERROR
+    assert result.message == "resume does not work even on a finished run: it made new effects: 1 charge"
+
+
+# An agent that keeps no state: resume charges again (no key) even when the run had finished.
+NEW_EFFECT_ON_RESUME = (
+    "from plugpull import record_effect, record_result; record_effect('charge'); record_result({'charged': True})"
+)
 
 
 def test_a_resume_that_reports_another_result_fails_with_the_difference(fake_framework):

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
-from plugpull.checks.judgement import Judgement, check_outlived, check_recovering, error, judge_effects, prove_held_kill
+from plugpull.checks.judgement import (
+    Judgement,
+    check_outlived,
+    check_recovering,
+    error,
+    judge_effects,
+    last_line,
+    prove_held_kill,
+)
 from plugpull.checks.protocol import STATE_OUTSIDE_WORKDIR, usage_refused
 from plugpull.evidence import KillEvidence
 from plugpull.results import Verdict
@@ -168,7 +176,47 @@ def check_clean_run(ev: KillEvidence) -> Judgement | None:
             "(a retry without a key?), so counts after a crash would prove nothing",
             show="clean",
         )
-    return check_golden(ev.golden, "a clean run (no kill)")
+    return check_golden(ev.golden, "a clean run (no kill)") or check_finished_resume(clean)
+
+
+def check_finished_resume(clean) -> Judgement | None:
+    """None when ``resume`` on the state a finished clean run left was the documented no-op (issue 22).
+
+    A wrapper that cannot resume at all (a missing script, the wrong checkpoint file, an unknown
+    subcommand) would otherwise crash after every kill and read as the framework's recovery failing.
+    Not a no-op: it exited non-zero, hung, left a process behind, reported no result when the clean
+    run reported one, or asked for an effect the finished run had not done. Then no kill can be
+    judged: every line of the target is this ERROR. A resume that works here and crashes after a
+    kill stays a FAIL: that crash is the recovery's.
+    """
+    resumed = clean.finished_resume
+    if resumed is None:
+        return None
+    refused = usage_refused(resumed, "resume")
+    if refused is not None:
+        return error(refused.message, show="clean-resume")
+    why = None
+    if resumed.spawn_error:
+        why = f"it could not start: {resumed.spawn_error}"
+    elif resumed.timed_out:
+        why = "it hung (killed)"
+    elif resumed.returncode != 0:
+        why = resumed.describe_exit()
+    elif resumed.outlived:
+        pids = ", ".join(str(p.get("pid")) for p in resumed.outlived)
+        why = f"a process of it outlived it: pid {pids}"
+    elif clean.results and not clean.finished_results:
+        why = "it exited 0 without a result (start's clean run reported one)"
+    elif any(clean.finished_effects.values()):
+        made = ", ".join(f"{n} {name}" for name, n in clean.finished_effects.items() if n)
+        why = f"it made new effects: {made}"
+    if why is None:
+        return None
+    said = last_line(resumed.stderr)
+    return error(
+        f"resume does not work even on a finished run: {why}" + (f": {said}" if said else ""),
+        show="clean-resume",
+    )
 
 
 def judge_kill_mid_tool(ev: KillEvidence) -> Judgement:

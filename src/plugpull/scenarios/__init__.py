@@ -43,11 +43,17 @@ class Settings:
     cwd: str | None = None  # where the target runs; the caller's directory by default
     racers: int = 5  # resume-after-approval, racing-resumers: approvers started at once
     hold: tuple[str, int] | None = None  # --hold NAME:N: the call a kill point holds; None: the first call
+    # kill-mid-tool: --hold given more than once: one line per held call and point (the union); () none
+    holds: tuple[tuple[str, int], ...] = ()
+    # kill-mid-tool without --hold: kill at every effect call of the clean run (the CLI's default) or,
+    # False (--first-effect, and the library's default so the findings' runs stay as recorded), at the first
+    every_effect: bool = False
     sibling: tuple[str, str] | None = None  # --sibling NAME:finished|running (provider.SIBLING_STATES)
     # --save NAME:N:withheld|landed (repeatable, provider.SAVE_STATES): how saves the target marks stand at the kill
     saves: tuple[tuple[str, int, str], ...] = ()
     boundaries: tuple[str, ...] = ()  # every-boundary --boundary: places, labels or names; () every boundary
-    random_kills: int = 0  # every-boundary --random-kills N: N kills at uniformly random moments
+    random_kills: int = 0  # every-boundary --random-kills N: N kills at random moments of the boundary window
+    seed: int | None = None  # every-boundary --seed S: the random kills' draws (None: unseeded, not replayable)
     # power-loss --power-cut VARIANT (plugpull.powercut.durability.Variant): what the cut loses
     power_cut: str = "unsynced"
 

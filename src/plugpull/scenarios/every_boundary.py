@@ -9,8 +9,9 @@ does (scenarios.held_kill), runs ``COMMAND resume`` and judges it against the go
 - ``before`` / ``after``: one kill at that side of each boundary;
 - ``before-twice`` / ``after-twice``: a double crash: resume is killed at the same boundary (its first
   step of that kind and name, on the same side), then resumed again;
-- ``random``: ``--random-kills N`` kills, each at a uniformly random moment of the clean start's
-  duration, with where it landed among the boundaries (aimed vs random, measured).
+- ``random``: ``--random-kills N`` kills, each at a uniformly random moment of the clean run's window
+  from its first to its last boundary, drawn from ``--seed`` (replayable), with where it landed among
+  the boundaries and the aimed kill that leaves the run the same way (issue 22).
 
 A point is expanded into one line per boundary (``expand``) before lines are dispatched, so
 ``-j`` and the fork server spread the map like any other lines.
@@ -19,6 +20,7 @@ A point is expanded into one line per boundary (``expand``) before lines are dis
 from __future__ import annotations
 
 import random
+import shlex
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +34,7 @@ from plugpull.results import Result, Verdict
 from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import kill_at_held_call, wait_group_gone
+from plugpull.scenarios.kill_mid_tool import resume_finished
 from plugpull.targets import Target
 
 NAME = "every-boundary"
@@ -91,7 +94,13 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         announced, kept = run_faulted(target, step, settings, runtime, ev)
         problem = checks.judge_every_boundary(ev)
     phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
-    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume, "final": ev.final}.get(phase)
+    shown = {
+        "clean": ev.clean.start,
+        "clean-resume": ev.clean.finished_resume,
+        "start": ev.start,
+        "resume": ev.resume,
+        "final": ev.final,
+    }.get(phase)
     return make_result(NAME, target, point, ev.to_dict(), problem, announced, began, shown, kept)
 
 
@@ -115,7 +124,7 @@ def _run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun
         spawned.append(running)
         outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
         trace = [c for c in channel.provider.trace() if c.phase == "clean"]
-        return CleanRun(
+        clean = CleanRun(
             trace=[{**c.to_dict(), "kind": c.kind, "edge": c.edge, "t": round(c.at - spawned_at, 6)} for c in trace],
             start=outcome,
             counts=channel.provider.counts(),
@@ -123,6 +132,8 @@ def _run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun
             announced=list(channel.announced),
             results=channel.results_of("clean"),
         )
+        resume_finished(clean, target, settings, runtime, channel, env, spawned)
+        return clean
 
 
 def marked_env(channel: Channel, path: Path) -> dict[str, str]:
@@ -179,7 +190,8 @@ def run_faulted(
             killed = kill_at_held_call(channel, started, settings.timeout)
             killed.record(ev)
         else:
-            kill_at_random(channel, started, ev, settings, spawned_at)
+            kill_at_random(channel, started, ev, settings, spawned_at, int(ev.point.split()[-1]))
+            ev.aimed = aimed_command(target, ev.aimed_at)
         if checks.prove_boundary_kill(ev) is None:
             channel.provider.arm(None)
             if step is not None and ev.twice:
@@ -214,19 +226,61 @@ def run_faulted(
         return list(channel.announced), (path if settings.keep_workdir else None)
 
 
+def draw_kill(seed: int | None, kill: int, clean: list[dict]) -> dict | None:
+    """Random kill number ``kill`` of ``seed``: a moment uniform in the clean run's boundary window.
+
+    The window runs from the clean run's first boundary to its last, so no kill lands in the
+    imports before the run (issue 22). The moment is aimed as an offset after the last boundary
+    before it (its ``anchor``, the N-th call of the run), so a faulted run that starts slower is
+    still killed at the same place. Each kill draws from its own ``Random(f"{seed}:{kill}")``: the
+    same seed gives the same kills whatever order -j runs them in. None: the clean run passed no
+    boundary. ``seed`` None draws from the system's randomness.
+    """
+    edges = boundaries.edges_of(clean)
+    if not edges:
+        return None
+    fraction = (random.Random(f"{seed}:{kill}") if seed is not None else random.SystemRandom()).random()
+    first, last = edges[0][0], edges[-1][0]
+    moment = first + fraction * (last - first)
+    anchor = max(i for i, (t, _) in enumerate(edges) if t <= moment)
+    return {
+        "seed": seed,
+        "kill": kill,
+        "fraction": round(fraction, 6),
+        "window": [round(first, 6), round(last, 6)],
+        "moment": round(moment, 6),
+        "anchor": anchor + 1,
+        "anchor_edge": edges[anchor][1],
+        "offset": round(moment - edges[anchor][0], 6),
+    }
+
+
 def kill_at_random(
-    channel: Channel, running: Running | Outcome, ev: BoundaryEvidence, settings: Settings, spawned_at: float
+    channel: Channel,
+    running: Running | Outcome,
+    ev: BoundaryEvidence,
+    settings: Settings,
+    spawned_at: float,
+    kill: int = 1,
 ) -> None:
-    """SIGKILL start's group at a uniformly random moment of the clean start's duration; note where it landed."""
+    """SIGKILL start's group at drawn kill ``kill``: ``offset`` seconds after its anchor call arrives; note where."""
     if isinstance(running, Outcome):
         ev.start = running
         return
     ev.killed_at = None
-    moment = random.uniform(0.0, max(ev.clean.start.seconds, 0.001))
-    ev.boundary = {"moment": round(moment, 6), "of_seconds": ev.clean.start.seconds}
-    while time.monotonic() - spawned_at < moment:
+    drawn = draw_kill(settings.seed, kill, ev.clean.trace)
+    ev.boundary = drawn
+    deadline = time.monotonic() + settings.timeout
+    anchored_at = None
+    while drawn is not None and time.monotonic() < deadline:
         running.tracker.scan()
         if running.poll() is not None:
+            break
+        if anchored_at is None:
+            mine = [c for c in channel.provider.trace() if c.phase == "start"]
+            if len(mine) >= drawn["anchor"]:
+                anchored_at = mine[drawn["anchor"] - 1].at
+        if anchored_at is not None and time.monotonic() >= anchored_at + drawn["offset"]:
             break
         time.sleep(0.002)
     if running.poll() is None:
@@ -254,6 +308,16 @@ def kill_at_random(
         if c.phase == "start"
     ]
     ev.landed = boundaries.landing(trace, ev.killed_at, ev.clean.trace)
+    ev.aimed_at = boundaries.aimed_kill(trace, ev.killed_at, ev.clean.trace)
+
+
+def aimed_command(target: Target, aimed: tuple[str, str] | None) -> str | None:
+    """The plugpull command that kills at ``aimed`` (label, side) alone, for a random kill's FAIL line."""
+    if aimed is None:
+        return None
+    label, side = aimed
+    which = f"--agent {shlex.quote(shlex.join(target.argv))}" if target.name == "agent" else f"--target {target.name}"
+    return f"plugpull {which} --scenario {NAME} --boundary {shlex.quote(label)} --point {side}"
 
 
 class EveryBoundary(Scenario):
@@ -264,11 +328,13 @@ class EveryBoundary(Scenario):
     fault = (
         "SIGKILL at each boundary of the clean run (each effect call and plugpull.boundary mark), before or after it"
     )
-    options = frozenset({"boundaries", "random_kills"})
+    options = frozenset({"boundaries", "random_kills", "seed"})
     refuses = {
         "hold": "it holds every boundary in turn; use --boundary",
         "sibling": "it applies to kill-mid-tool",
         "saves": "it holds every boundary in turn; use --boundary",
+        "holds": "it holds every boundary in turn; use --boundary",
+        "every_effect": "it kills at every boundary in turn",
     }
     selected_by = ("random_kills",)
     kill_and_recover = ("start", "resume")

@@ -53,19 +53,52 @@ def clean_run(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
 
 
 def run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
-    with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel:
+    with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel, reaping() as spawned:
         channel.phase = "clean"
         env = target_env(channel, path)
         with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
             running = runtime.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+            spawned.append(running)
             outcome = running if isinstance(running, Outcome) else running.wait(settings.timeout)
-        return CleanRun(
-            start=outcome,
-            counts=channel.provider.counts(),
-            calls=len(channel.provider.calls),
-            announced=list(channel.announced),
-            results=channel.results_of("clean"),
-        )
+            clean = CleanRun(
+                start=outcome,
+                counts=channel.provider.counts(),
+                calls=len(channel.provider.calls),
+                announced=list(channel.announced),
+                results=channel.results_of("clean"),
+                trace=[{**c.to_dict(), "kind": c.kind} for c in channel.provider.calls if c.phase == "clean"],
+            )
+            # The finished run's resume meets the same sidecar (a Restate server) its start did.
+            resume_finished(clean, target, settings, runtime, channel, env, spawned)
+        return clean
+
+
+def resume_finished(
+    clean: CleanRun,
+    target: Target,
+    settings: Settings,
+    runtime: Runtime,
+    channel: Channel,
+    env: dict[str, str],
+    spawned: list,
+) -> None:
+    """Check the recovery protocol first: ``COMMAND resume`` on the state the finished clean run left.
+
+    The documented no-op (docs/agent-protocol.md): it must exit 0, report the result again and ask
+    for no new effect (checks.check_finished_resume). Run only when the clean run finished and the
+    target recovers with ``resume`` (an approval agent's ``recover`` continues a killed approval).
+    """
+    start = clean.start
+    if start.returncode != 0 or start.timed_out or start.outlived or target.phases[-1] != "resume":
+        return
+    before = channel.provider.counts()
+    channel.phase = "clean-resume"
+    running = runtime.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+    spawned.append(running)
+    clean.finished_resume = running if isinstance(running, Outcome) else running.wait(settings.timeout)
+    clean.finished_results = channel.results_of("clean-resume")
+    after = channel.provider.counts()
+    clean.finished_effects = {n: c - before.get(n, 0) for n, c in after.items() if c > before.get(n, 0)}
 
 
 def run_point(target: Target, point: str, settings: Settings | None = None, runtime: Runtime | None = None) -> Result:
@@ -91,6 +124,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         save_specs=["{}:{}:{}".format(*save) for save in settings.saves],
     )
     ev.clean = clean_run(target, settings, runtime)
+    ev.effect_calls = ev.clean.effect_calls()
     ev.golden = list(ev.clean.results)
     ev.result_ignore = result_ignore(target, ev.clean.announced)
     announced, kept = list(ev.clean.announced), None
@@ -99,7 +133,12 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     judgement = checks.judge_kill_mid_tool(ev)
     # Under every FAIL line goes resume's stderr: the agent's own account of what it did (issue 12).
     phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
-    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume}.get(phase)
+    shown = {
+        "clean": ev.clean.start,
+        "clean-resume": ev.clean.finished_resume,
+        "start": ev.start,
+        "resume": ev.resume,
+    }.get(phase)
     return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
 
 
@@ -154,14 +193,49 @@ class KillMidTool(Scenario):
     fault = "SIGKILL of start's process group while the provider holds an effect call (before or after recording it)"
     holds_calls = True
     # --sibling: another tool call of the same model turn; --save: saves the kill is aimed at (issue 20).
-    options = frozenset({"sibling", "saves"})
+    # --hold repeated and --first-effect (issue 22): which effect calls the lines hold.
+    options = frozenset({"sibling", "saves", "holds", "every_effect"})
     kill_and_recover = ("start", "resume")
     recovery = {"*": Recovery("resume", "resume")}
     evidence = KillEvidence
     checks = (checks.judge_kill_mid_tool,)
 
     def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        point, _, held = point.partition(" ")
+        if held:  # a line of expand(): "after-effect charge_card:2" holds that call
+            name, _, nth = held.rpartition(":")
+            settings = replace(settings, hold=(name, int(nth)), holds=())
         return [run_point(target, point, settings, runtime)]
+
+    def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
+        """One line per held call and point: "before-effect charge_card:1", ... (issue 22).
+
+        The calls are the repeated ``--hold``s, or without ``--hold`` (``settings.every_effect``)
+        each effect call of the clean run in order; each call's lines come together, before then
+        after. A target aimed at one call (its own hold, a sibling, saves placed around its first
+        call) and a clean run with one effect call keep one line per point.
+        """
+        calls = held_calls(target, settings, runtime)
+        if not calls:
+            return list(points)
+        return [f"{point} {name}:{nth}" for name, nth in calls for point in points]
+
+
+def held_calls(target: Target, settings: Settings, runtime: Runtime) -> list[tuple[str, int]]:
+    """The calls ``expand`` makes lines for: (NAME, N) each; [] for the points as they are."""
+    if len(settings.holds) > 1:
+        return list(settings.holds)
+    aimed = settings.hold or settings.holds or target.hold or settings.sibling or settings.saves or target.saves
+    if aimed or not settings.every_effect:
+        return []
+    clean = clean_run(target, settings, runtime)
+    if (
+        checks.check_clean_run(KillEvidence(point="", start=Outcome(argv=[]), clean=clean, golden=list(clean.results)))
+        is not None
+    ):
+        return []  # every line reports why (the clean run failed, or its resume is no no-op)
+    calls = [tuple(label.rsplit("#", 1)) for label in clean.effect_calls()]
+    return [(name, int(nth)) for name, nth in calls] if len(calls) > 1 else []
 
 
 SCENARIO = KillMidTool()

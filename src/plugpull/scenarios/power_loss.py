@@ -148,7 +148,12 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         announced, kept = run_faulted(target, step, settings, runtime, ev)
         problem = checks.judge_power_loss(ev)
     phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
-    shown = {"clean": ev.clean.start, "start": ev.start, "resume": ev.resume}.get(phase)
+    shown = {
+        "clean": ev.clean.start,
+        "clean-resume": ev.clean.finished_resume,
+        "start": ev.start,
+        "resume": ev.resume,
+    }.get(phase)
     return make_result(NAME, target, point, ev.to_dict(), problem, announced, began, shown, kept)
 
 

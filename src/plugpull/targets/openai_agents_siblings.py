@@ -23,7 +23,9 @@ charge_card: only charge_card needs approval. The SDK runs send_email in the fir
 start:  run to the approval(s); approve; save ``RunState.to_json()`` to $PLUGPULL_WORKDIR/approved.json;
         run the state to the end (the kill lands here).
 resume: restore approved.json with ``await RunState.from_json(agent, saved)`` and run it again
-        (the SDK's only way to continue a run it did not finish).
+        (the SDK's only way to continue a run it did not finish). A run that ended left its outcome in
+        done.json: resume reports it and runs nothing (the approved state predates the tools, so running it
+        again would send the email again).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from plugpull.client import announce, record_effect
 from plugpull.targets.openai_agents_support import (
     field,
     finish,
+    finished_already,
     load_state,
     phase_and_option,
     reply_message,
@@ -53,6 +56,7 @@ from plugpull.targets.openai_agents_support import (
 )
 
 APPROVED = "approved.json"
+DONE = "done.json"  # the run's outcome, written once it has ended
 ORDER = "B-2002"
 
 
@@ -130,15 +134,17 @@ async def start(agent: Agent, where: Path, approval: str) -> int:
     for item in state.get_interruptions():
         state.approve(item)
     save_state(state, where / APPROVED)
-    return await finish(agent, state, log)
+    return await finish(agent, state, log, done=where / DONE)
 
 
 async def resume(agent: Agent, where: Path, approval: str) -> int:
     path = where / APPROVED
+    if finished_already(where / DONE, log):
+        return 0
     if not path.exists():
         log(f"nothing to resume: no {APPROVED}")
         return 1
-    return await finish(agent, await load_state(agent, path), log)
+    return await finish(agent, await load_state(agent, path), log, done=where / DONE)
 
 
 PHASES = {"start": start, "resume": resume}

@@ -115,12 +115,30 @@ async def load_state(agent: Agent, path: Path) -> RunState:
     return await RunState.from_json(agent, json.loads(path.read_text()))
 
 
-async def finish(agent: Agent, state: RunState, log: Callable[[str], None], **run: Any) -> int:
-    """Run ``state`` to its end (``Runner.run``; ``run``: e.g. its ``session``) and record the outcome: exit 0."""
+async def finish(
+    agent: Agent, state: RunState, log: Callable[[str], None], done: Path | None = None, **run: Any
+) -> int:
+    """Run ``state`` to its end (``Runner.run``; ``run``: e.g. its ``session``) and record the outcome: exit 0.
+
+    ``done``: where the app notes the run's outcome once it has ended, as an app marks an order done,
+    so that resume of a finished run (:func:`finished_already`) does not run a saved state again."""
     result = await Runner.run(agent, state, **run)
+    if done is not None:
+        done.write_text(json.dumps(outcome(result.final_output)))
     record_result(outcome(result.final_output))  # plugpull: the run's outcome
     log(f"done: {result.final_output}")
     return 0
+
+
+def finished_already(done: Path, log: Callable[[str], None]) -> bool:
+    """Resume of a run that ended (``done`` written by :func:`finish`): report its outcome again, run nothing.
+
+    plugpull runs resume on a finished clean run first and asks for this no-op (docs/agent-protocol.md)."""
+    if not done.exists():
+        return False
+    record_result(json.loads(done.read_text()))  # plugpull
+    log("run already finished")
+    return True
 
 
 def phase_and_option(
