@@ -164,6 +164,23 @@ def test_agent_framework_does_not_cite_8292_for_any_other_failure(ev):
     assert notes_on("agent-framework", "FAIL", "before-effect", ev) == []
 
 
+def receipts(a_customer: str, b_customer: str) -> dict:
+    """Killed at B's charge: each card charged once, and resume's result (the checkout's outcome())."""
+    orders = [{"order_id": "A", "customer": a_customer}, {"order_id": "B", "customer": b_customer}]
+    return {**charges(1, 1), "point": "after-effect", "resumed": [{"orders": orders}]}
+
+
+def test_agent_framework_cites_8292_when_each_order_got_the_other_customers_payment():
+    (text,) = notes_on("agent-framework", "FAIL", "after-effect", receipts("B", "A"))
+    assert text.startswith("each order got the other order's saved payment") and "#8292" in text
+
+
+@pytest.mark.parametrize("a, b", [("A", "B"), ("A", "A"), ("B", "B")])
+def test_agent_framework_names_no_swapped_payment_unless_both_orders_have_the_others(a, b):
+    assert notes_on("agent-framework", "FAIL", "after-effect", receipts(a, b)) == []
+    assert notes_on("agent-framework", "FAIL", "after-effect", receipts("B", "A"), variant=1) == []
+
+
 def test_agent_framework_cites_8292_neither_for_the_control_nor_a_pass():
     assert notes_on("agent-framework", "FAIL", "before-effect", charges(2, 0), variant=1) == []
     assert notes_on("agent-framework", "PASS", "before-effect", charges(1, 1)) == []
@@ -305,6 +322,7 @@ def test_every_built_in_note_has_words_a_condition_and_a_case_above_where_it_att
         ),
         notes_on("openai-agents", "FAIL", "ack-lost", staged("ack-lost", 2)),
         notes_on("agent-framework", "FAIL", "before-effect", charges(2, 0)),
+        notes_on("agent-framework", "FAIL", "after-effect", receipts("B", "A")),
         notes_on("langgraph-approval", "FAIL", "racing-resumers", approval("racing-resumers", [1, 1, 0, 0, 0], 2)),
         notes_on(
             "langgraph-approval",

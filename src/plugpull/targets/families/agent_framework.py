@@ -24,6 +24,29 @@ AGENT_FRAMEWORK_SWAPPED = Note(
     holds=lambda r: n.counts(r).get("charge_card:A") == 2 and n.counts(r).get("charge_card:B") == 0,
 )
 
+
+def _receipts_swapped(result) -> bool:
+    """resume's result charges order A to customer B and order B to customer A (the checkout's outcome())."""
+    resumed = result.evidence.get("resumed")
+    value = resumed[-1] if isinstance(resumed, list) and resumed else None
+    orders = value.get("orders") if isinstance(value, dict) else None
+    if not isinstance(orders, list):
+        return False
+    return {o.get("order_id"): o.get("customer") for o in orders if isinstance(o, dict)} == {"A": "B", "B": "A"}
+
+
+# Killed at B's charge instead (kill-mid-tool's every-effect default, issue 22): A was charged before the
+# kill, both payments are saved, and the swapped restart hands each order the other's saved payment. Each card
+# is still charged once (the saved keys make the charges idempotent), but each order's receipt is the other
+# customer's. The same replay by call order, seen in the result rather than in the counts.
+AGENT_FRAMEWORK_RECEIPTS_SWAPPED = Note(
+    text="each order got the other order's saved payment (@step results replayed by call order, not by "
+    "arguments): microsoft/agent-framework#8292",
+    url=AGENT_FRAMEWORK_8292,
+    condition="resume's result charges order A to customer B and order B to customer A",
+    holds=_receipts_swapped,
+)
+
 # Read in the agent-framework-core wheels (agent_framework/_workflows/_functional.py,
 # FunctionalWorkflow._compute_signature_hash): up to 1.19.0 the hash mixes the workflow's name, its step
 # names and its bytecode; from 1.20.0 the steps' identities (code, closure, defaults) and the helper
@@ -42,7 +65,7 @@ AGENT_FRAMEWORK_SIGNATURE_CHANGED = Note(
 )
 
 # What each variant's FAIL may be explained by, kill-mid-tool and resume-after-upgrade alike.
-_NOTES = {"swap": (AGENT_FRAMEWORK_SWAPPED,), "control": (), "sequential": ()}
+_NOTES = {"swap": (AGENT_FRAMEWORK_SWAPPED, AGENT_FRAMEWORK_RECEIPTS_SWAPPED), "control": (), "sequential": ()}
 
 CHECKOUT = FAMILY.built_in(
     "agent-framework",
