@@ -45,6 +45,9 @@ from plugpull.client import WORKDIR_ENV, announce, boundary, record_effect, reco
 
 ORDER = "A-1001"
 SAVED = "context.json"
+# Written when the run finishes: a finished run's Context restores to a new run (from_dict of a run that is no
+# longer running starts over, with a StartEvent that has no input), so resume must know the run ended.
+FINISHED = "result.json"
 _key_variant = "none"
 
 
@@ -103,13 +106,21 @@ def main(argv: list[str] | None = None) -> int:
     path = Path(os.environ.get(WORKDIR_ENV, ".")).resolve() / SAVED
     workflow = RefundFlow(timeout=120)
     ctx = None
-    if args.phase == "resume":
-        if path.exists():
+    finished = path.with_name(FINISHED)
+    if args.phase == "resume" and finished.exists():
+        # The recovery protocol's no-op (docs/agent-protocol.md): the run is over, report its result again.
+        log("resume: the run already finished: nothing to continue")
+        final = json.loads(finished.read_text())["final"]
+    else:
+        if args.phase == "resume" and path.exists():
             ctx = Context.from_dict(workflow, json.loads(path.read_text()))
             log("resume: restored the saved Context")
-        else:
+        elif args.phase == "resume":
             log("resume: no saved Context (killed before the first save): running the workflow from its input")
-    final = asyncio.run(drive(workflow, path, ctx))
+        final = asyncio.run(drive(workflow, path, ctx))
+        tmp = finished.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"final": final}))
+        os.replace(tmp, finished)
     # The request id is drawn per run by design (the target ignores it: Target.result_ignore).
     answer, _, request_id = final.rpartition(" (")
     record_result({"answer": answer, "request_id": request_id.rstrip(")")})  # plugpull: the run's outcome
