@@ -69,6 +69,9 @@ class BuiltIn:
     extra: str  # pip extra that installs it
     variants: tuple[Target, ...]
     also: tuple[str, ...] = ()  # further import names the agent needs (e.g. DBOS under Pydantic AI)
+    # The environment variable that names a server the agent keeps its state on (plugpull.postgres.URL_ENV for
+    # the store=postgresql targets); None: the agent needs nothing but its workdir.
+    server: str | None = None
 
     def installed(self) -> bool:
         for module in (self.module, *self.also):
@@ -78,6 +81,17 @@ class BuiltIn:
             except ModuleNotFoundError:  # a dotted name whose parent package is missing (google.adk)
                 return False
         return True
+
+    def server_missing(self) -> str | None:
+        """Why this target cannot run here for want of its server (one line), or None."""
+        import os
+
+        if self.server is None or os.environ.get(self.server):
+            return None
+        return (
+            f"target {self.name!r} keeps its state on PostgreSQL and {self.server} is not set: "
+            "run it under a throwaway cluster, python -m plugpull.postgres plugpull ..."
+        )
 
 
 def python_module(module: str, *args: str) -> tuple[str, ...]:
