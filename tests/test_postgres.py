@@ -112,3 +112,23 @@ def test_no_command_is_bad_input():
     done = subprocess.run([sys.executable, "-m", "plugpull.postgres"], capture_output=True, text=True)
     assert done.returncode == 2
     assert "python -m plugpull.postgres COMMAND" in done.stderr
+
+
+def test_ctrl_c_stops_the_command_and_the_server_exits_130_and_leaves_nothing(running, tmp_path):
+    import signal
+    import time
+
+    env = {**os.environ, "TMPDIR": "/tmp"}
+    before = {p.name for p in Path("/tmp").glob("plugpull-pg-*")}
+    started = subprocess.Popen(
+        [sys.executable, "-m", "plugpull.postgres", sys.executable, "-c", "import time; time.sleep(120)"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert "plugpull.postgres: postgres (PostgreSQL)" in started.stderr.readline()  # the cluster is up
+    time.sleep(1)
+    started.send_signal(signal.SIGINT)
+    assert started.wait(timeout=60) == 130
+    assert {p.name for p in Path("/tmp").glob("plugpull-pg-*")} <= before
