@@ -9,7 +9,7 @@ from import_graph import GRAPH
 
 #: docs/architecture.md's layers, bottom to top: a module's layer is its longest matching prefix's.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("plugpull.client",),
+    ("plugpull.client", "plugpull.postgres"),
     ("plugpull.errors", "plugpull.results", "plugpull.evidence", "plugpull.boundaries", "plugpull.hints",
      "plugpull.notes", "plugpull.store", "plugpull.provider", "plugpull.arguments"),
     ("plugpull.reaper", "plugpull.process", "plugpull.forkserver", "plugpull.channel", "plugpull.powercut",
@@ -53,12 +53,17 @@ def is_agent_script(module: str) -> bool:
     return (module.startswith("plugpull.examples") and not user_test) or (in_targets and not declared)
 
 
+#: What an agent script may import of plugpull: the client, and the -postgresql targets' database per run (both
+#: standard library only).
+AGENT_SIDE = ("plugpull.client", "plugpull.postgres")
+
+
 def arrows_up(g: dict[str, set[str]]) -> list[str]:
     problems = []
     for module, targets in sorted(g.items()):
         for target in sorted(targets):
-            if module == "plugpull.client" or is_agent_script(module):
-                if target != "plugpull.client" and not is_agent_script(target):
+            if module in AGENT_SIDE or is_agent_script(module):
+                if target not in AGENT_SIDE and not is_agent_script(target):
                     problems.append(f"{module} -> {target}: the agent side imports plugpull.client only")
                 continue
             if target == "plugpull" or is_agent_script(target):

@@ -304,6 +304,12 @@ def built_in_targets(args: argparse.Namespace, scenario: Scenario | None) -> lis
                 raise UsageError(f"target {name!r} cannot run here: {absent}")
             print(f"plugpull: skipping {name}: {absent}", file=sys.stderr)
             continue
+        missing = built_in.server_missing()
+        if missing is not None:
+            if args.target:
+                raise UsageError(missing)
+            print(f"plugpull: skipping {name}: {missing}", file=sys.stderr)
+            continue
         chosen.extend(variants)
     return chosen
 

@@ -80,7 +80,12 @@ TINY = {
         "options": {"agent-framework": {"variant": ["control"]}},
         "cuts": ["unsynced"],
     },
+
+    # PostgreSQL: DBOS without a key, killed after the refund, on the cluster the notebook starts itself.
+    "postgresql-stores": {"points": ["after-effect"], "targets": ["dbos-postgresql"], "options": {"key": ["none"]}},
 }
+# Findings whose notebook starts a throwaway server (plugpull.postgres): skipped, saying why, where none can start.
+NEEDS_SERVER = {"postgresql-stores"}
 # What the record's lines are called when a point expands into one line per boundary.
 LINES = {"boundary-map": ["after effect refund 1"]}
 
@@ -94,6 +99,13 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
     targets = tiny.get("targets") or finding.targets
     if not any(BUILT_INS[t].installed() for t in targets):
         pytest.skip(f"none of {list(targets)} is installed here (uv sync --group more-frameworks)")
+    if finding.id in NEEDS_SERVER:
+        from plugpull import postgres
+
+        try:
+            postgres.find_bindir()
+        except postgres.Unavailable as error:
+            pytest.skip(f"no PostgreSQL cluster can start here: {error}")
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, **TINY[finding.id], "repeats": 1, "pin": "smoke", "results_path": str(results)}
     run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)

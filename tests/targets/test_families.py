@@ -68,12 +68,19 @@ def test_every_family_module_declares_its_framework_built_ins_and_upgrade(family
     assert isinstance(family.FAMILY, Family)
     assert family.BUILT_INS, "a family without a built-in target"
     for built_in in (*family.BUILT_INS, *([family.UPGRADE] if family.UPGRADE else [])):
-        assert (built_in.module, built_in.extra, built_in.also) == (
+        # A built-in may need more than its family (a database driver: the -postgresql targets), never less.
+        assert (built_in.module, built_in.extra, built_in.also[: len(family.FAMILY.also)]) == (
             family.FAMILY.module,
             family.FAMILY.extra,
             family.FAMILY.also,
         )
         assert {v.framework for v in built_in.variants} == {family.FAMILY.framework}
+
+
+def test_a_built_in_adds_its_own_imports_to_the_familys_and_names_the_server_it_needs():
+    built_in = TOY.built_in("toy-postgresql", "toy_agent", also=("asyncpg",), server="TOY_URL")
+    assert (built_in.also, built_in.server) == (("toy_db", "asyncpg"), "TOY_URL")
+    assert TOY.built_in("toy", "toy_agent").server is None
 
 
 def test_every_module_under_families_is_a_family_the_registry_lists():

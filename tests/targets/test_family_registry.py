@@ -72,6 +72,12 @@ def test_the_agent_scripts_import_plugpull_client_and_other_agent_scripts_only()
     for stem in sorted(agent_side):
         imported = plugpull_imports(package / f"{stem}.py")
         assert "plugpull.client" in imported or stem.endswith("_support"), stem
-        others = imported - {"plugpull.client"}
+        # plugpull.postgres: the -postgresql targets' database per run (standard library only, like the client).
+        others = imported - {"plugpull.client", "plugpull.postgres"}
         assert {m.rsplit(".", 1)[-1] for m in others} <= agent_side, (stem, others)
         assert all(m.startswith("plugpull.targets.") for m in others), (stem, others)
+
+
+def test_the_agent_side_database_helper_imports_nothing_of_plugpull():
+    path = Path(importlib.util.find_spec("plugpull.postgres").origin)
+    assert plugpull_imports(path) == set()

@@ -1,6 +1,7 @@
 """Google ADK: a process SIGKILLed inside a tool, then the invocation resumed in a new process (no plugpull).
 
     python adk_killed_tool.py [--point before-effect|after-effect] [--confirmation] [--session sqlite|database]
+                              [--db-url URL]
 
 A resumable App (ResumabilityConfig(is_resumable=True)) whose LlmAgent calls one refund tool; a scripted
 BaseLlm stands in for the model (no key, no network). The session store is SqliteSessionService, or
@@ -77,7 +78,8 @@ def runner(args) -> Runner:
     else:
         from google.adk.sessions import DatabaseSessionService
 
-        sessions = DatabaseSessionService(f"sqlite+aiosqlite:///{args.workdir}/sessions.db")
+        # --db-url: another database, e.g. postgresql+asyncpg://... (../../postgresql-stores/witness/on_postgres.py).
+        sessions = DatabaseSessionService(args.db_url or f"sqlite+aiosqlite:///{args.workdir}/sessions.db")
     tool = FunctionTool(refund, require_confirmation=True) if args.confirmation else refund
     agent = LlmAgent(name="refund_agent", model=ScriptedLlm(), instruction="Refund the order.", tools=[tool])
     app = App(name=APP, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
@@ -114,6 +116,7 @@ def run(args) -> dict:
         db.execute("CREATE TABLE refunds (pid INTEGER)")
     me = [sys.executable, os.path.abspath(__file__), "--session", args.session, "--workdir", args.workdir]
     me += ["--confirmation"] if args.confirmation else []
+    me += ["--db-url", args.db_url] if args.db_url else []
     phases = ["run", "approve", "resume"] if args.confirmation else ["run", "resume"]
     killed, done = phases[-2], {}
     for phase in phases:
@@ -141,6 +144,7 @@ def main() -> int:
     parser.add_argument("--point", choices=("before-effect", "after-effect"), default="after-effect")
     parser.add_argument("--confirmation", action="store_true", help="the tool needs a confirmation first")
     parser.add_argument("--session", choices=("sqlite", "database"), default="sqlite")
+    parser.add_argument("--db-url", help="DatabaseSessionService URL (default: sqlite+aiosqlite in a temp dir)")
     parser.add_argument("--phase", choices=("run", "approve", "resume"), help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -1,8 +1,9 @@
 """DBOS: a workflow SIGKILLed inside a step, recovered by DBOS.launch() in a new process.
 
-    python dbos_kill_step.py --point before-effect|after-effect [--app-version same|changed]
+    python dbos_kill_step.py --point before-effect|after-effect [--app-version same|changed] [--db-url URL]
 
-Needs only dbos (SQLite system database, no server). A @DBOS.workflow runs two @DBOS.step()s:
+Needs only dbos (SQLite system database, no server; or --db-url postgresql://..., the system database on
+PostgreSQL, as ../../postgresql-stores/witness/on_postgres.py passes it). A @DBOS.workflow runs two @DBOS.step()s:
 draft_refund, then refund, whose side effect is a row in effects.db. Child process 1 runs the workflow
 and SIGKILLs itself inside refund, before or after the row. Child 2 calls DBOS.launch(), which recovers
 the pending workflow, and waits for its result. With --app-version changed child 2 runs under another
@@ -37,7 +38,7 @@ def effects() -> int:
         return db.execute("select count(*) from effects where name = 'refund'").fetchone()[0]
 
 
-def child(phase: str, point: str, app_version: str) -> int:
+def child(phase: str, point: str, app_version: str, db_url: str | None) -> int:
     from dbos import DBOS, SetWorkflowID
 
     @DBOS.step()
@@ -62,7 +63,7 @@ def child(phase: str, point: str, app_version: str) -> int:
     DBOS(
         config={
             "name": "witness-refunds",
-            "system_database_url": f"sqlite:///{os.path.abspath('dbos.sqlite')}",
+            "system_database_url": db_url or f"sqlite:///{os.path.abspath('dbos.sqlite')}",
             "application_version": version,
         }
     )
@@ -88,13 +89,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", choices=("before-effect", "after-effect"), default="after-effect")
     parser.add_argument("--app-version", choices=("same", "changed"), default="same")
+    parser.add_argument("--db-url", help="the system database (default: SQLite in the current folder)")
     parser.add_argument("--phase", choices=("start", "resume"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
-        return child(args.phase, args.point, args.app_version)
+        return child(args.phase, args.point, args.app_version, args.db_url)
 
     def run(phase: str) -> subprocess.CompletedProcess:
         argv = [sys.executable, __file__, "--point", args.point, "--app-version", args.app_version, "--phase", phase]
+        argv += ["--db-url", args.db_url] if args.db_url else []
         return subprocess.run(argv, capture_output=True, text=True, timeout=240)
 
     out = {"witness": NAME, "framework": "dbos", "version": importlib.metadata.version("dbos")}

@@ -35,7 +35,7 @@ def effects() -> int:
         return db.execute("select count(*) from effects where name = 'refund'").fetchone()[0]
 
 
-def child(phase: str, point: str) -> int:
+def child(phase: str, point: str, db_url: str | None) -> int:
     os.environ["FASTAIAGENT_LOCAL_DB"] = os.path.abspath("local.db")
     from fastaiagent import Agent, AlreadyResumed, Resume, SQLiteCheckpointer, interrupt, tool
     from fastaiagent._internal.errors import ChainCheckpointError
@@ -59,14 +59,21 @@ def child(phase: str, point: str) -> int:
             os.kill(os.getpid(), signal.SIGKILL)
         return f"refunded order {order_id}"
 
-    class Store(SQLiteCheckpointer):
+    if db_url:  # FastAIAgent's PostgresCheckpointer (../../postgresql-stores/witness/on_postgres.py passes it)
+        from fastaiagent.checkpointers import PostgresCheckpointer
+
+        base, store_args = PostgresCheckpointer, (db_url,)
+    else:
+        base, store_args = SQLiteCheckpointer, ()
+
+    class Store(base):
         def put(self, checkpoint):
             # before-save: the approved tool has returned; die before the run's next checkpoint.
             if phase == "approve" and point == "before-save":
                 os.kill(os.getpid(), signal.SIGKILL)
             return super().put(checkpoint)
 
-    agent = Agent(name="refunds", llm=FunctionModel(reply), tools=[refund], checkpointer=Store())
+    agent = Agent(name="refunds", llm=FunctionModel(reply), tools=[refund], checkpointer=Store(*store_args))
     if phase == "start":
         result = agent.run("Please refund order A-1001.")
         Path("execution_id").write_text(result.execution_id)
@@ -97,12 +104,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", choices=("before-effect", "after-effect", "before-save"), default="after-effect")
     parser.add_argument("--phase", choices=("start", "approve", "recover"), help=argparse.SUPPRESS)
+    parser.add_argument("--db-url", help="PostgresCheckpointer's database (default: SQLiteCheckpointer, local.db)")
     args = parser.parse_args()
     if args.phase:
-        return child(args.phase, args.point)
+        return child(args.phase, args.point, args.db_url)
 
     def run(phase: str) -> subprocess.CompletedProcess:
         argv = [sys.executable, __file__, "--point", args.point, "--phase", phase]
+        argv += ["--db-url", args.db_url] if args.db_url else []
         return subprocess.run(argv, capture_output=True, text=True, timeout=240)
 
     version = importlib.metadata.version("fastaiagent")

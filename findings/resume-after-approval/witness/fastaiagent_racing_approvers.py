@@ -1,13 +1,15 @@
 """FastAIAgent on SQLite: approvers racing in separate processes; one refunds, a loser may crash.
 
-    python fastaiagent_racing_approvers.py [--racers 5]
+    python fastaiagent_racing_approvers.py [--racers 5] [--db-url postgresql://...]
 
 Needs only fastaiagent. An Agent with SQLiteCheckpointer (one local.db) and an offline FunctionModel
 pauses on interrupt() inside its refund tool (child process 1). Then --racers processes each build the
 agent, wait at a start line (a file the parent creates once all are ready) and call
 agent.resume(id, resume_value=Resume(approved=True)). The docs promise one winner: "Exactly one caller
 gets the row back; everyone else gets None and raises AlreadyResumed" (docs/durability/concepts.md),
-and say SQLite coordinates processes only through its file lock ("not for distributed use").
+and say SQLite coordinates processes only through its file lock ("not for distributed use"). With --db-url
+the store is FastAIAgent's PostgresCheckpointer on that database instead (its claim is one DELETE ... RETURNING;
+../../postgresql-stores/witness/on_postgres.py starts a throwaway server and passes it).
 
 Exit 0: one approver refunded, every other one got AlreadyResumed; 1: a loser crashed with another
 error (e.g. sqlite3.OperationalError: database is locked) or the refund count is not 1; 2: the run did
@@ -36,7 +38,7 @@ def effects() -> int:
         return db.execute("select count(*) from effects where name = 'refund'").fetchone()[0]
 
 
-def child(phase: str, racer: int) -> int:
+def child(phase: str, racer: int, db_url: str | None) -> int:
     os.environ["FASTAIAGENT_LOCAL_DB"] = os.path.abspath("local.db")
     from fastaiagent import Agent, AlreadyResumed, Resume, SQLiteCheckpointer, interrupt, tool
     from fastaiagent.testing import FunctionModel
@@ -54,7 +56,13 @@ def child(phase: str, racer: int) -> int:
             db.execute("insert into effects values ('refund')")
         return f"refunded order {order_id}"
 
-    agent = Agent(name="refunds", llm=FunctionModel(reply), tools=[refund], checkpointer=SQLiteCheckpointer())
+    if db_url:
+        from fastaiagent.checkpointers import PostgresCheckpointer
+
+        store = PostgresCheckpointer(db_url)
+    else:
+        store = SQLiteCheckpointer()
+    agent = Agent(name="refunds", llm=FunctionModel(reply), tools=[refund], checkpointer=store)
     if phase == "start":
         result = agent.run("Please refund order A-1001.")
         Path("execution_id").write_text(result.execution_id)
@@ -80,10 +88,11 @@ def main() -> int:
     parser.add_argument("--racers", type=int, default=5)
     parser.add_argument("--phase", choices=("start", "approve"), help=argparse.SUPPRESS)
     parser.add_argument("--racer", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--db-url", help="PostgresCheckpointer's database (default: SQLiteCheckpointer, local.db)")
     args = parser.parse_args()
     if args.phase:
-        return child(args.phase, args.racer)
-    me = [sys.executable, __file__]
+        return child(args.phase, args.racer, args.db_url)
+    me = [sys.executable, __file__, *(["--db-url", args.db_url] if args.db_url else [])]
     out = {"witness": NAME, "framework": "fastaiagent", "version": importlib.metadata.version("fastaiagent")}
     for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
         if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
@@ -124,7 +133,8 @@ def main() -> int:
         verdict="PASS" if ok else "FAIL",
         counts={"refund": refunds},
         did=(
-            f"{args.racers} approvers released together on one SQLite store: {outcomes['ran']} ran the tool, "
+            f"{args.racers} approvers released together on one {'PostgreSQL' if args.db_url else 'SQLite'} store: "
+            f"{outcomes['ran']} ran the tool, "
             f"{outcomes['refused']} got AlreadyResumed, {outcomes['crashed']} crashed; {refunds} refund(s)"
         ),
         detail={"errors": errors},

@@ -1,9 +1,12 @@
-"""A refund workflow on DBOS with its SQLite system database: the built-in `dbos` target.
+"""A refund workflow on DBOS with its system database: the built-in `dbos` and `dbos-postgresql` targets.
 
-    python -m plugpull.targets.dbos_refund [--key none|checkpointed] [--app-version same|changed] start|resume
+    python -m plugpull.targets.dbos_refund [--key none|checkpointed] [--app-version same|changed]
+                                           [--store sqlite|postgresql] start|resume
 
 A ``@DBOS.workflow()`` with two ``@DBOS.step()``s; DBOS's system database is SQLite in
-$PLUGPULL_WORKDIR (``system_database_url="sqlite:///..."``, no server):
+$PLUGPULL_WORKDIR (``--store sqlite``: ``system_database_url="sqlite:///..."``, no server), or this run's
+own database on the PostgreSQL server in $PLUGPULL_POSTGRES_URL (``--store postgresql``, what DBOS runs on
+in production; plugpull.postgres makes the database on start and the resume finds it by the same name):
 
 1. ``draft_refund``: which order, how much, and a fresh request id (new on every call, as an
    LLM's answer would be). No outside action.
@@ -41,6 +44,7 @@ from pathlib import Path
 from dbos import DBOS, SetWorkflowID
 
 from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
+from plugpull.postgres import Unavailable, run_database  # plugpull: this run's database on the test server
 
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-1"
@@ -83,16 +87,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key", choices=("none", "checkpointed"), default="none")
     parser.add_argument("--app-version", choices=("same", "changed"), default="same")
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("phase", choices=("start", "resume"))
     args = parser.parse_args(argv)
     _key_variant = args.key
     announce(framework="dbos", version=importlib.metadata.version("dbos"))  # plugpull
     workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
     version = CHANGED_APP_VERSION if args.phase == "resume" and args.app_version == "changed" else APP_VERSION
+    if args.store == "postgresql":
+        try:
+            database_url = run_database(workdir, create=args.phase == "start")
+        except Unavailable as error:
+            log(f"no PostgreSQL: {error}")
+            return 2
+    else:
+        database_url = f"sqlite:///{workdir / 'dbos.sqlite'}"
     DBOS(
         config={
             "name": "plugpull-refunds",
-            "system_database_url": f"sqlite:///{workdir / 'dbos.sqlite'}",
+            "system_database_url": database_url,
             "application_version": version,
         }
     )

@@ -1,9 +1,13 @@
-"""A FastAIAgent refund agent whose tool asks for approval: the built-in `fastaiagent` target.
+"""A FastAIAgent refund agent whose tool asks for approval: the built-in `fastaiagent` and `fastaiagent-postgresql` targets.
 
-    python -m plugpull.targets.fastaiagent_approval start|approve|recover
+    python -m plugpull.targets.fastaiagent_approval [--store sqlite|postgresql] start|approve|recover
 
 A real ``Agent(checkpointer=SQLiteCheckpointer())`` whose store is
-$PLUGPULL_WORKDIR/local.db (FASTAIAGENT_LOCAL_DB), an offline ``fastaiagent.testing.FunctionModel``
+$PLUGPULL_WORKDIR/local.db (FASTAIAGENT_LOCAL_DB), or with ``--store postgresql`` a real
+``PostgresCheckpointer`` on this run's own database on the server in $PLUGPULL_POSTGRES_URL (plugpull.postgres
+makes it on start; the approvers and recover find it by the same name), whose claim of a pending approval is one
+``DELETE ... RETURNING`` ("Postgres MVCC guarantees only one of N concurrent resumers wins", its module
+docstring), an offline ``fastaiagent.testing.FunctionModel``
 that decides from the conversation, and a refund tool that calls ``interrupt()`` and, once
 approved, ``record_effect("refund")`` with no key (the framework's own behaviour shows).
 
@@ -49,11 +53,26 @@ def log(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    store_kind = "sqlite"
+    if len(argv) == 3 and argv[0] == "--store" and argv[1] in ("sqlite", "postgresql"):
+        store_kind, argv = argv[1], argv[2:]
     if len(argv) != 1 or argv[0] not in ("start", "approve", "recover"):
-        print("usage: python -m plugpull.targets.fastaiagent_approval {start,approve,recover}", file=sys.stderr)
+        print(
+            "usage: python -m plugpull.targets.fastaiagent_approval [--store sqlite|postgresql] {start,approve,recover}",
+            file=sys.stderr,
+        )
         return 2
     phase = argv[0]
     workdir = Path(os.environ.get(WORKDIR_ENV, "."))
+    database_url = None
+    if store_kind == "postgresql":
+        from plugpull.postgres import Unavailable, run_database
+
+        try:
+            database_url = run_database(workdir.resolve(), create=phase == "start")
+        except Unavailable as error:
+            log(f"no PostgreSQL: {error}")
+            return 2
     # The framework's store (checkpoints, pending interrupts, traces) lives in the workdir.
     # Set before the import: FastAIAgent reads it into its config.
     os.environ["FASTAIAGENT_LOCAL_DB"] = str(workdir / "local.db")
@@ -65,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from fastaiagent import Agent, AlreadyResumed, Resume, SQLiteCheckpointer, interrupt, tool
     from fastaiagent._internal.errors import ChainCheckpointError
+    from fastaiagent.checkpointers import PostgresCheckpointer
     from fastaiagent.testing import FunctionModel
 
     announce(framework="fastaiagent", version=importlib.metadata.version("fastaiagent"))
@@ -88,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         record_effect("refund")  # plugpull: the side effect, after the approval
         return f"refunded order {order_id}"
 
-    class MarkedCheckpointer(SQLiteCheckpointer):
-        """FastAIAgent's own SQLiteCheckpointer, each checkpoint write marked as a boundary (every-boundary)."""
+    class MarkedCheckpointer(PostgresCheckpointer if database_url else SQLiteCheckpointer):
+        """FastAIAgent's own checkpointer, each checkpoint write marked as a boundary (every-boundary)."""
 
         def put(self, checkpoint):
             with boundary("checkpoint-save"):  # plugpull
@@ -99,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             with boundary("pending-writes"):  # plugpull
                 return super().put_writes(execution_id, checkpoint_id, writes)
 
-    store = MarkedCheckpointer()
+    store = MarkedCheckpointer(database_url) if database_url else MarkedCheckpointer()
     agent = Agent(name="refunds", llm=FunctionModel(responder), tools=[refund], checkpointer=store)
     id_file = workdir / "execution_id"
 

@@ -1,6 +1,6 @@
 """A Google ADK refund agent whose tool needs a human's confirmation: the built-in `google-adk-approval` target.
 
-    python -m plugpull.targets.google_adk_approval [--session sqlite|database] [--db-url URL] start|approve|recover
+    python -m plugpull.targets.google_adk_approval [--session sqlite|database|postgresql] [--db-url URL] start|approve|recover
 
 The agent of the `google-adk` target (plugpull.targets.google_adk_support: scripted offline model,
 resumable ``App``) with the refund tool wrapped in ``FunctionTool(refund, require_confirmation=True)``,
@@ -11,7 +11,10 @@ The tool calls ``record_effect("refund")`` with no key, so ADK's own behaviour s
 
 The session store (``--session``): ``sqlite``, ``SqliteSessionService`` in $PLUGPULL_WORKDIR; or
 ``database``, ``DatabaseSessionService`` on ``--db-url`` (default: sqlite+aiosqlite in $PLUGPULL_WORKDIR;
-any SQLAlchemy async URL, e.g. postgresql+asyncpg://..., works the same way).
+any SQLAlchemy async URL); or ``postgresql``, ``DatabaseSessionService`` on this run's own database on the
+PostgreSQL server in $PLUGPULL_POSTGRES_URL, with asyncpg, the async driver ADK names for PostgreSQL
+(plugpull.postgres makes the database on start; the approvers and recover find it by the same name). On
+PostgreSQL, unlike SQLite, ``append_event`` locks the session row (``SELECT ... FOR UPDATE``).
 
 start:   ``run_async(new_message=...)`` until the confirmation request; exits 0 with it pending.
 approve: from the session store alone: find the pending ``adk_request_confirmation`` call and
@@ -41,6 +44,7 @@ from google.adk.tools import FunctionTool
 from google.genai import types
 
 from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
+from plugpull.postgres import Unavailable, run_database
 from plugpull.targets.google_adk_support import APP_NAME, SESSION_ID, USER_ID, build_runner, drain, request
 
 CONFIRMATION = "adk_request_confirmation"
@@ -58,9 +62,11 @@ def refund(order_id: str, cents: int) -> dict:
     return {"status": f"refunded {cents} cents on order {order_id}"}
 
 
-def session_service(session: str, workdir: Path, db_url: str | None) -> BaseSessionService:
+def session_service(session: str, workdir: Path, db_url: str | None, phase: str = "start") -> BaseSessionService:
     if session == "sqlite":
         return SqliteSessionService(str(workdir / "sessions.sqlite"))
+    if session == "postgresql":
+        db_url = run_database(workdir, create=phase == "start", driver="asyncpg")
     # DatabaseSessionService needs SQLAlchemy's asyncio support: google-adk[db] on 2.x (1.x depends on
     # sqlalchemy itself); imported here so the sqlite store works without it.
     from google.adk.sessions.database_session_service import DatabaseSessionService
@@ -81,8 +87,10 @@ def lost_the_race(error: Exception) -> bool:
     )
 
 
-def build(workdir: Path, session: str = "sqlite", db_url: str | None = None) -> tuple[Runner, BaseSessionService]:
-    sessions = session_service(session, workdir, db_url)
+def build(
+    workdir: Path, session: str = "sqlite", db_url: str | None = None, phase: str = "start"
+) -> tuple[Runner, BaseSessionService]:
+    sessions = session_service(session, workdir, db_url, phase)
     return build_runner(FunctionTool(refund, require_confirmation=True), sessions), sessions
 
 
@@ -98,7 +106,11 @@ def pending_confirmation(session: Any) -> tuple[str, str] | None:
 
 
 async def run(phase: str, workdir: Path, session_kind: str = "sqlite", db_url: str | None = None) -> int:
-    runner, sessions = build(workdir, session_kind, db_url)
+    try:
+        runner, sessions = build(workdir, session_kind, db_url, phase)
+    except Unavailable as error:
+        log(f"no PostgreSQL: {error}")
+        return 2
     if phase == "start":
         await sessions.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
         await drain(runner, new_message=request())
@@ -152,7 +164,7 @@ async def run(phase: str, workdir: Path, session_kind: str = "sqlite", db_url: s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--session", choices=("sqlite", "database"), default="sqlite")
+    parser.add_argument("--session", choices=("sqlite", "database", "postgresql"), default="sqlite")
     parser.add_argument("--db-url", help="DatabaseSessionService URL (default: sqlite+aiosqlite in $PLUGPULL_WORKDIR)")
     parser.add_argument("phase", choices=("start", "approve", "recover"))
     args = parser.parse_args(argv)

@@ -78,6 +78,9 @@ class BuiltIn:
     # Programs the agent runs that no pip extra installs (Restate's server: an npm package), each with how to
     # install it. Found on PATH, or named by $PLUGPULL_<NAME> (restate-server: PLUGPULL_RESTATE_SERVER).
     programs: tuple[tuple[str, str], ...] = ()
+    # The environment variable that names a server the agent keeps its state on (plugpull.postgres.URL_ENV for
+    # the store=postgresql targets); None: the agent needs nothing but its workdir.
+    server: str | None = None
 
     def installed(self) -> bool:
         """Whether the framework's modules can be imported here (a missing program: :meth:`missing_program`)."""
@@ -95,6 +98,15 @@ class BuiltIn:
             if not (shutil.which(program) or os.environ.get(program_env(program))):
                 return f"{program} is not on PATH ({install})"
         return None
+
+    def server_missing(self) -> str | None:
+        """Why this target cannot run here for want of its server (one line), or None."""
+        if self.server is None or os.environ.get(self.server):
+            return None
+        return (
+            f"target {self.name!r} keeps its state on PostgreSQL and {self.server} is not set: "
+            "run it under a throwaway cluster, python -m plugpull.postgres plugpull ..."
+        )
 
 
 def program_env(program: str) -> str:

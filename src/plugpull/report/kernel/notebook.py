@@ -7,6 +7,7 @@ functions that draw, and never papermill or nbconvert (harness side).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.metadata
 import os
@@ -15,11 +16,12 @@ import random
 import shlex
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from plugpull import rendering
+from plugpull import postgres, rendering
 from plugpull.notes import describe
 from plugpull.report.kernel import claims, record, versions
 from plugpull.results import Result, Verdict
@@ -198,6 +200,9 @@ def run_lines(
         (t, p, r)
         for t, target in enumerate(targets)
         for p, point in enumerate(points)
+        # A finding whose targets run different scenarios (postgresql-stores: kill-mid-tool and
+        # resume-after-approval) lists the points of both: each target runs those of its own scenario.
+        if _scenario_has(target.scenario, point)
         for r in range(
             claims.repeats_for(line_repeats or [], target.scenario, point, target.framework, target.options, repeats)
         )
@@ -281,6 +286,38 @@ def power_cut_losses(results: list[Result]) -> str:
         shown.append(f"{label} {point}:")
         shown += [f"  {n} x {text}" for text, n in said.items()]
     return "\n".join(shown)
+
+
+def _scenario_has(scenario: str, point: str) -> bool:
+    from plugpull.scenarios.registry import REGISTRY
+
+    found = REGISTRY.get(scenario)
+    return found is None or not found.points or point in found.points
+
+
+@contextlib.contextmanager
+def postgres_for(targets: list[Target]) -> Iterator[dict[str, str]]:
+    """A throwaway PostgreSQL cluster for the block when a chosen target keeps its state there, its URL in
+    $PLUGPULL_POSTGRES_URL (plugpull.postgres); yields the record's ``servers``: ``{"postgresql": what the
+    server is}``, or ``{}`` when no chosen target needs a server.
+
+    The cluster lives in this kernel for the run and is stopped and removed after it. One that cannot start
+    raises plugpull.postgres.Unavailable, naming why: the finding's lines need it, so the notebook fails and
+    its record says why. A URL already set (``python -m plugpull.postgres plugpull report ...``) is used as is.
+    """
+    if not any(BUILT_INS[t.name].server == postgres.URL_ENV for t in targets if t.name in BUILT_INS):
+        yield {}
+        return
+    given = os.environ.get(postgres.URL_ENV)
+    if given:
+        yield {"postgresql": f"the server at {given} ({postgres.URL_ENV} was set before the run)"}
+        return
+    with postgres.cluster() as cluster:
+        os.environ[postgres.URL_ENV] = cluster.url()
+        try:
+            yield {"postgresql": f"{cluster.version}, a throwaway cluster on 127.0.0.1 (plugpull.postgres)"}
+        finally:
+            os.environ.pop(postgres.URL_ENV, None)
 
 
 def lines(results: list[Result]) -> list[dict[str, Any]]:
@@ -432,8 +469,9 @@ def write_record(
     results: list[Result],
     scenario_seconds: float,
 ) -> dict[str, Any]:
-    # An upgrade pair's record names both releases (upgrade) and A's versions (versions_from).
-    extra = {k: env[k] for k in ("upgrade", "versions_from") if k in env}
+    # An upgrade pair's record names both releases (upgrade) and A's versions (versions_from); a run on a
+    # database server names the server (servers: {"postgresql": "postgres (PostgreSQL) 15.18 ..."}).
+    extra = {k: env[k] for k in ("upgrade", "versions_from", "servers") if k in env}
     doc = record.build(
         finding=finding,
         pin=pin,

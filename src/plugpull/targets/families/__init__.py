@@ -54,18 +54,23 @@ class Family:
         notes: tuple[Note, ...] = (),
         scenario: str = "kill-mid-tool",
         result_ignore: tuple[str, ...] = (),
+        also: tuple[str, ...] = (),
+        server: str | None = None,
     ) -> BuiltIn:
         """The built-in target ``name``: ``python -m plugpull.targets.<script>`` once per variant.
 
         Each option named in ``flags`` is passed to the script as ``--<option> <value>`` (an underscore
         in the name becomes a dash), after the variant's ``args``, so an option's value is written once.
+        ``also`` adds import names this target needs beyond the family's (a database driver); ``server`` is the
+        environment variable naming the server it keeps its state on (BuiltIn.server).
         """
         return BuiltIn(
             name=name,
             module=self.module,
             extra=self.extra,
-            also=self.also,
+            also=(*self.also, *also),
             programs=self.programs,
+            server=server,
             variants=tuple(
                 Target(
                     name=name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from plugpull import notes as n
 from plugpull.notes import Note
+from plugpull.postgres import URL_ENV
 from plugpull.targets.families import Family, Variant, refunded_again
 
 FAMILY = Family(name="dbos", framework="dbos", module="dbos", extra="dbos")
@@ -43,5 +44,18 @@ REFUND = FAMILY.built_in(
     notes=(refunded_again("the step in flight runs again on recovery (steps are at-least-once)", DBOS_STEPS),),
 )
 
-BUILT_INS = (REFUND,)
+# The same workflow with its system database on PostgreSQL (plugpull.postgres: the server in
+# $PLUGPULL_POSTGRES_URL, one database per run), DBOS's production store. A target of its own, not a variant of
+# `dbos`: the findings that run every variant of `dbos` need no server (docs/DECISIONS.md, issue 25).
+REFUND_POSTGRESQL = FAMILY.built_in(
+    "dbos-postgresql",
+    "dbos_refund",
+    flags=("key", "store"),
+    variants=tuple(Variant(options={"key": key, "store": "postgresql"}) for key in ("none", "checkpointed")),
+    result_ignore=("request_id",),
+    notes=(refunded_again("the step in flight runs again on recovery (steps are at-least-once)", DBOS_STEPS),),
+    server=URL_ENV,
+)
+
+BUILT_INS = (REFUND, REFUND_POSTGRESQL)
 UPGRADE = None

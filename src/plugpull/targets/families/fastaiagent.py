@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from plugpull import notes as n
 from plugpull.notes import Note
-from plugpull.targets.families import Family
+from plugpull.postgres import URL_ENV
+from plugpull.targets.families import Family, Variant
 
 FAMILY = Family(name="fastaiagent", framework="fastaiagent", module="fastaiagent", extra="fastaiagent")
 
@@ -31,5 +32,19 @@ APPROVAL = FAMILY.built_in(
     notes=(FASTAIAGENT_CLAIM_KEPT,),
 )
 
-BUILT_INS = (APPROVAL,)
+# The same agent on FastAIAgent's PostgresCheckpointer (plugpull.postgres: the server in $PLUGPULL_POSTGRES_URL,
+# one database per run), whose claim of a pending approval is one DELETE ... RETURNING. A target of its own so that
+# the findings running `fastaiagent` need no server. psycopg_pool: the fastaiagent[postgres] extra.
+APPROVAL_POSTGRESQL = FAMILY.built_in(
+    "fastaiagent-postgresql",
+    "fastaiagent_approval",
+    variants=(Variant(options={"store": "postgresql"}),),
+    flags=("store",),
+    scenario="resume-after-approval",
+    notes=(FASTAIAGENT_CLAIM_KEPT,),
+    also=("psycopg", "psycopg_pool"),
+    server=URL_ENV,
+)
+
+BUILT_INS = (APPROVAL, APPROVAL_POSTGRESQL)
 UPGRADE = None

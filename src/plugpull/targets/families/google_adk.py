@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from plugpull.postgres import URL_ENV
 from plugpull.targets.families import Family, Variant, recover_ran_it_again, refunded_again
 
 FAMILY = Family(name="google-adk", framework="google-adk", module="google.adk", extra="google-adk")
@@ -42,5 +43,19 @@ APPROVAL = FAMILY.built_in(
     ),
 )
 
-BUILT_INS = (REFUND, APPROVAL)
+# The same app on DatabaseSessionService with PostgreSQL (plugpull.postgres: the server in $PLUGPULL_POSTGRES_URL,
+# one database per run, asyncpg), where append_event locks the session row (SELECT ... FOR UPDATE), unlike on
+# SQLite. A target of its own so that the findings running every variant of google-adk-approval need no server.
+APPROVAL_POSTGRESQL = FAMILY.built_in(
+    "google-adk-approval-postgresql",
+    "google_adk_approval",
+    flags=("session",),
+    variants=[Variant(options={"session": "postgresql"})],
+    scenario="resume-after-approval",
+    notes=APPROVAL.variants[0].notes,
+    also=("asyncpg", "sqlalchemy"),
+    server=URL_ENV,
+)
+
+BUILT_INS = (REFUND, APPROVAL, APPROVAL_POSTGRESQL)
 UPGRADE = None
