@@ -80,7 +80,6 @@ TINY = {
         "options": {"agent-framework": {"variant": ["control"]}},
         "cuts": ["unsynced"],
     },
-
     # PostgreSQL: DBOS without a key, killed after the refund, on the cluster the notebook starts itself.
     "postgresql-stores": {"points": ["after-effect"], "targets": ["dbos-postgresql"], "options": {"key": ["none"]}},
 }
