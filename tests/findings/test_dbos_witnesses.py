@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("dbos")
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [pytest.mark.witness, requires("dbos")]
 
 FINDINGS = Path(__file__).parents[2] / "findings"
 

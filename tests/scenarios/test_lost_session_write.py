@@ -8,6 +8,7 @@ import importlib.metadata
 
 import pytest
 
+from installed import requires
 from plugpull import suite
 from plugpull.checks import prove_probe
 from plugpull.results import Verdict
@@ -15,7 +16,8 @@ from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.lost_session_write import run_probe
 from plugpull.targets import BUILT_INS
 
-pytest.importorskip("agents")
+pytestmark = requires("agents")
+
 
 APP = BUILT_INS["openai-agents"].variants[0]
 FAST = Settings(timeout=60)
