@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from installed import requires
+
 AGENTS = Path(__file__).parent / "agents"
 
 
@@ -525,10 +527,10 @@ def test_a_setup_error_that_stops_every_point_prints_once(tmp_path):
     assert line.endswith("a clean run (no kill) ended (exit code 2)")
 
 
+@requires("agents")
 def test_lost_session_write_runs_an_agent_as_docs_agent_protocol_describes(tmp_path):
     # docs/agent-protocol.md, "lost-session-write": call_store for every Session method and
     # announce(staged_input=TOKEN); the built-in app is such an agent, run here as --agent.
-    pytest.importorskip("agents")
     command = shlex.join([sys.executable, "-m", "plugpull.targets.openai_agents_app"])
     run = plugpull("--agent", command, "--scenario", "lost-session-write", "--point", "ack-lost", tmp=tmp_path)
     assert run.returncode == 0, run.stderr

@@ -5,13 +5,14 @@ import sys
 
 import pytest
 
+from installed import requires
 from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import BUILT_INS, Target, python_module
 
-pytest.importorskip("langgraph")
+pytestmark = requires("langgraph")
 
 
 @pytest.fixture

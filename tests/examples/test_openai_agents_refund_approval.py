@@ -2,6 +2,7 @@
 
 import pytest
 
+from installed import requires
 from plugpull.forkserver import ForkServers
 from plugpull.rendering import summary_of
 from plugpull.results import Verdict
@@ -9,9 +10,10 @@ from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_approval import run_point
 from plugpull.targets import Target, python_module
 
+pytestmark = requires("agents")
+
 SETTINGS = Settings(timeout=90)
 
-pytest.importorskip("agents")
 
 AGENT = Target(
     name="agent",

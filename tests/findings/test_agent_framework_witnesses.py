@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("agent_framework")
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [pytest.mark.witness, requires("agent_framework")]
 
 FINDINGS = Path(__file__).parents[2] / "findings"
 CHECKOUT = FINDINGS / "agent-framework-8292" / "witness" / "checkout_two_orders.py"

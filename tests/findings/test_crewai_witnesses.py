@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("crewai")
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [pytest.mark.witness, requires("crewai")]
 
 WITNESSES = Path(__file__).parents[2] / "findings" / "crewai-flow-restore" / "witness"
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("dbos")
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [pytest.mark.witness, requires("dbos")]
 
 FINDINGS = Path(__file__).parents[2] / "findings"
 
@@ -56,10 +57,10 @@ def test_dbos_reruns_the_step_in_flight_and_leaves_another_versions_workflow_pen
         "resume-after-approval-more-frameworks/witness/pydantic_ai_killed_approval.py",
     ],
 )
+@requires("pydantic_ai.durable_exec.dbos")
 def test_pydantic_ais_dbos_agent_runs_a_function_tool_again_when_killed_after_its_effect(
     tmp_path, script, point, code, verdict, refunds
 ):
-    pytest.importorskip("pydantic_ai.durable_exec.dbos")
     got, out, run = witness(tmp_path, FINDINGS / script, "--point", point)
     assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr

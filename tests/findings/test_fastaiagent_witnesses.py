@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastaiagent")
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [pytest.mark.witness, requires("fastaiagent")]
 
 WITNESSES = Path(__file__).parents[2] / "findings" / "resume-after-approval" / "witness"
 VERSION = importlib.metadata.version("fastaiagent")

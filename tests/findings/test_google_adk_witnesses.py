@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("google.adk")
-pytest.importorskip("sqlalchemy.ext.asyncio")
+from installed import requires
+from plugpull.report.harness.witness import run_once
 
-from plugpull.report.harness.witness import run_once  # noqa: E402
-
-pytestmark = pytest.mark.witness
+pytestmark = [pytest.mark.witness, requires("google.adk", "sqlalchemy.ext.asyncio")]
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
 KILLED = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "adk_killed_tool.py"
 RACING = FINDINGS / "resume-after-approval-more-frameworks" / "witness" / "adk_racing_approvers.py"

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("langgraph")
+from installed import requires
+from plugpull.report.harness.witness import run_once
 
-from plugpull.report.harness.witness import run_once  # noqa: E402
-
-pytestmark = pytest.mark.witness
+pytestmark = [pytest.mark.witness, requires("langgraph")]
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
 KILL = FINDINGS / "langgraph-kill-mid-tool" / "witness" / "kill_mid_tool.py"
 FUNCTIONAL = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "langgraph_functional.py"

@@ -14,12 +14,12 @@ import pytest
 from builders import make_repo
 from tiny import page, records, tiny_repo
 
+from installed import requires
 from plugpull.report.harness import cli, executors, pipeline
 from plugpull.report.harness.finding import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
-distributed = pytest.importorskip("distributed", reason="the dask group (uv sync --group dask)")
-dask = pytest.importorskip("dask")
+pytestmark = requires("distributed", "dask", reason="the dask group (uv sync --group dask)")
 
 
 @pytest.fixture
@@ -36,6 +36,9 @@ def environ_kept():
 def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_page_as_the_local_executor(
     whole_run, tmp_path, monkeypatch, environ_kept
 ):
+    import dask
+    import distributed
+
     # The worker processes inherit TMPDIR: their scratch folders go here. Short, because the scenario's
     # socket path lives under it and AF_UNIX paths stop at 107 bytes (pytest's tmp_path is longer).
     scratch = Path(tempfile.mkdtemp(prefix="pp-"))

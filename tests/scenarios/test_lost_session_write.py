@@ -8,28 +8,38 @@ import importlib.metadata
 
 import pytest
 
+from installed import requires
 from plugpull import suite
 from plugpull.checks import prove_probe
+from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.lost_session_write import run_probe
 from plugpull.targets import BUILT_INS
 
-pytest.importorskip("agents")
+pytestmark = requires("agents")
+
 
 APP = BUILT_INS["openai-agents"].variants[0]
 FAST = Settings(timeout=60)
-RUNTIME = Runtime()  # the module's tests share the probe
 PIN = "0.22.2"
 
 
 @pytest.fixture(scope="module")
-def results():
-    return {r.point: r for r in suite.run_scenario(APP, settings=FAST, runtime=RUNTIME)}
+def runtime():
+    """The module's tests share the probe, and fork the app from a server that imported the Agents SDK once
+    (each phase is still a process of its own; the cold start is the CLI tests' and the witness's)."""
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
 
 
-def test_the_probe_finds_that_only_the_admission_write_carries_the_staged_input():
-    probe, announced = run_probe(APP, FAST, RUNTIME)
+@pytest.fixture(scope="module")
+def results(runtime):
+    return {r.point: r for r in suite.run_scenario(APP, settings=FAST, runtime=runtime)}
+
+
+def test_the_probe_finds_that_only_the_admission_write_carries_the_staged_input(runtime):
+    probe, announced = run_probe(APP, FAST, runtime)
     assert prove_probe(probe) is None
     # user input, tool call, tool output (approved on resume), staged input, final answer
     assert [w["method"] for w in probe.writes] == ["add_items"] * 5

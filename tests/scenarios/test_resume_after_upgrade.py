@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from installed import requires
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_upgrade import run_point
@@ -68,10 +69,10 @@ def test_a_target_without_a_resume_command_is_refused_before_anything_runs():
         run_point(Target(name="agent", argv=(sys.executable, AGENT), scenario="resume-after-upgrade"), "after-effect")
 
 
+@requires("agent_framework")
 def test_the_built_in_agent_framework_upgrade_runs_on_one_release_end_to_end():
     # The plumbing with the real framework, A and B both this environment (the cross-release runs are the
     # finding's records: findings/resume-after-upgrade/).
-    pytest.importorskip("agent_framework")
     control = [t for t in upgrade_targets("agent-framework", sys.executable) if t.options["variant"] == "control"]
     result = run_point(control[0], "after-effect", Settings(timeout=120))
     assert result.verdict is Verdict.PASS, result.message

@@ -14,13 +14,14 @@ from dataclasses import replace
 
 import pytest
 
-pytest.importorskip("agent_framework")
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.registry import REGISTRY
+from plugpull.targets import BUILT_INS, UPGRADES
 
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Runtime, Settings  # noqa: E402
-from plugpull.scenarios.registry import REGISTRY  # noqa: E402
-from plugpull.targets import BUILT_INS, UPGRADES  # noqa: E402
+pytestmark = requires("agent_framework")
 
 VERSION = importlib.metadata.version("agent-framework-core")
 KEYED_BY_CALL_ORDER = tuple(int(p) for p in VERSION.split(".")[:2]) < (1, 20)

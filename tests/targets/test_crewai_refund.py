@@ -9,13 +9,14 @@ import signal
 
 import pytest
 
-pytest.importorskip("crewai")
+from installed import requires
+from plugpull import run_scenario
+from plugpull.forkserver import ForkServers
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.targets import BUILT_INS
 
-from plugpull import run_scenario  # noqa: E402
-from plugpull.forkserver import ForkServers  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Runtime, Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("crewai")
 
 SETTINGS = Settings(timeout=600)
 

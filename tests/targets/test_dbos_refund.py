@@ -6,15 +6,14 @@ used); the step in flight runs again.
 
 import signal
 
-import pytest
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.targets import BUILT_INS
+from plugpull.targets.families.dbos import DBOS_VERSION_NOT_RECOVERED
 
-pytest.importorskip("dbos")
-
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
-from plugpull.targets.families.dbos import DBOS_VERSION_NOT_RECOVERED  # noqa: E402
+pytestmark = requires("dbos")
 
 SETTINGS = Settings(timeout=90)
 

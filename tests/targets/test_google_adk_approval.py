@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-pytest.importorskip("google.adk")
+from installed import requires
+from plugpull.forkserver import ForkServers
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.resume_after_approval import run_point
+from plugpull.targets import BUILT_INS
 
-from plugpull.forkserver import ForkServers  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Runtime, Settings  # noqa: E402
-from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
-from plugpull.targets.google_adk_approval import lost_the_race  # noqa: E402
+pytestmark = requires("google.adk")
 
 SETTINGS = Settings(timeout=300)
 
@@ -69,6 +69,8 @@ def test_racing_approvers_that_lose_the_stale_session_check_are_refused_not_cras
 
 
 def test_the_stale_session_errors_of_both_releases_are_the_lost_race_and_nothing_else():
+    from plugpull.targets.google_adk_approval import lost_the_race  # imports ADK: here, not at collection
+
     class StaleSessionError(ValueError):
         pass
 

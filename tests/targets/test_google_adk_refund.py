@@ -7,14 +7,13 @@ event is saved before the tool runs, so the resumed invocation calls the tool wi
 
 import signal
 
-import pytest
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.targets import BUILT_INS
 
-pytest.importorskip("google.adk")
-
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("google.adk")
 
 SETTINGS = Settings(timeout=90)
 

@@ -9,14 +9,13 @@ finished task survives the kill only when that write landed first: the tests aim
 
 import signal
 
-import pytest
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.targets import BUILT_INS
 
-pytest.importorskip("langgraph.func")
-
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("langgraph.func")
 
 SETTINGS = Settings(timeout=90)
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from installed import requires
 from plugpull.forkserver import ForkServers
 from plugpull.rendering import held_call
 from plugpull.results import Verdict
@@ -9,7 +10,8 @@ from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import Target, python_module
 
-pytest.importorskip("langgraph.prebuilt")
+pytestmark = requires("langgraph.prebuilt")
+
 
 AGENT = Target(name="agent", argv=python_module("plugpull.targets.langgraph_react_two_tools"))
 

@@ -2,13 +2,15 @@
 
 import pytest
 
+from installed import requires
 from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import BUILT_INS, Target, python_module
 
-pytest.importorskip("langgraph")
+pytestmark = requires("langgraph")
+
 
 # One pre-imported langgraph for the module's twenty kill-and-resume cycles (each forked child is still
 # its own process group, SIGKILLed for real): cold, each cycle imported langgraph twice, seconds apiece.

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [pytest.mark.witness, requires("agents")]
 
 WITNESS = Path(__file__).parents[2] / "findings" / "openai-agents-4775" / "witness" / "lost_session_ack.py"
 
 
 def witness(*args: str) -> tuple[int, dict]:
-    pytest.importorskip("agents")
     run = subprocess.run([sys.executable, str(WITNESS), *args], capture_output=True, text=True, timeout=600)
     return run.returncode, json.loads(run.stdout.strip().splitlines()[-1])
 

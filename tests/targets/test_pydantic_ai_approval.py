@@ -8,16 +8,14 @@ not as a DBOS step, so a kill inside it is recovered by running it again.
 
 import signal
 
-import pytest
+from installed import requires
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.resume_after_approval import run_point
+from plugpull.targets import BUILT_INS
+from plugpull.targets.families.pydantic_ai import PYDANTIC_AI_INLINE
 
-pytest.importorskip("pydantic_ai")
-pytest.importorskip("dbos")
-
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
-from plugpull.targets.families.pydantic_ai import PYDANTIC_AI_INLINE  # noqa: E402
+pytestmark = requires("pydantic_ai", "dbos")
 
 SETTINGS = Settings(timeout=90)
 

@@ -7,15 +7,13 @@ again on recovery.
 
 import signal
 
-import pytest
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.targets import BUILT_INS
 
-pytest.importorskip("pydantic_ai")
-pytest.importorskip("dbos")
-
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("pydantic_ai", "dbos")
 
 SETTINGS = Settings(timeout=90)
 
