@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("workflows")
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [requires("workflows"), pytest.mark.witness]
 
 SCRIPT = (
     Path(__file__).parents[2] / "findings" / "kill-mid-tool-more-frameworks" / "witness" / "llama_index_kill_step.py"

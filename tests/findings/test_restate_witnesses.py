@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("restate")
-pytest.importorskip("hypercorn")
-pytestmark = pytest.mark.witness
+from installed import requires
+
+pytestmark = [requires("restate", "hypercorn"), pytest.mark.witness]
 if shutil.which("restate-server") is None:
     pytest.skip("restate-server is not on PATH (npm install -g @restatedev/restate-server)", allow_module_level=True)
 

@@ -7,14 +7,13 @@ waiting request, so racing approvers all run the step, and a recovery answers ag
 
 import signal
 
-import pytest
+from installed import requires
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.scenarios.resume_after_approval import run_point
+from plugpull.targets import BUILT_INS
 
-pytest.importorskip("workflows")
-
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.scenarios.resume_after_approval import run_point  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("workflows")
 
 SETTINGS = Settings(timeout=90)
 

@@ -3,14 +3,13 @@ file after the draft step restored with Context.from_dict, the run continued wit
 
 import signal
 
-import pytest
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.targets import BUILT_INS
 
-pytest.importorskip("workflows")
-
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("workflows")
 
 SETTINGS = Settings(timeout=90)
 

@@ -10,13 +10,13 @@ import subprocess
 
 import pytest
 
-pytest.importorskip("restate")
-pytest.importorskip("hypercorn")
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Settings
+from plugpull.targets import BUILT_INS
 
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("restate", "hypercorn")
 
 SETTINGS = Settings(timeout=120)
 
