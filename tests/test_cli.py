@@ -343,7 +343,8 @@ def test_without_hold_kill_mid_tool_kills_at_every_effect_call_in_order_and_says
         ("FAIL", "before-effect charge#1"),
         ("FAIL", "after-effect charge#1"),
     ]
-    assert run.stdout.splitlines()[-1] == f"kill-mid-tool, {command}: killed at 2 of 2 effect calls, 4 lines"
+    # The coverage line, then a blank line and the closing line (issue 22).
+    assert run.stdout.splitlines()[-3] == f"kill-mid-tool, {command}: killed at 2 of 2 effect calls, 4 lines"
 
 
 def test_first_effect_keeps_the_quick_run_and_the_coverage_names_the_calls_not_killed(tmp_path):
