@@ -13,7 +13,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("plugpull.errors", "plugpull.results", "plugpull.evidence", "plugpull.boundaries", "plugpull.hints",
      "plugpull.notes", "plugpull.store", "plugpull.provider", "plugpull.arguments"),
     ("plugpull.reaper", "plugpull.process", "plugpull.forkserver", "plugpull.channel", "plugpull.powercut",
-     "plugpull.checks"),
+     "plugpull.checks", "plugpull.sidecar"),
     ("plugpull.targets",),
     ("plugpull.scenarios",),
     ("plugpull.suite", "plugpull.rendering", "plugpull.junit", "plugpull.progress", "plugpull.benchmark"),

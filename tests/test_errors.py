@@ -23,9 +23,9 @@ def defined_errors() -> dict[str, list[str]]:
 
 
 def test_every_error_class_is_defined_in_errors_or_in_the_agent_side_client():
-    elsewhere = {
-        name: modules for name, modules in defined_errors().items() if set(modules) - {"errors.py", "client.py"}
-    }
+    # postgres.py runs in agent processes too (the -postgresql targets) and imports nothing of plugpull.
+    agent_side = {"errors.py", "client.py", "postgres.py"}
+    elsewhere = {name: modules for name, modules in defined_errors().items() if set(modules) - agent_side}
     assert elsewhere == {}
 
 

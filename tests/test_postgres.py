@@ -21,7 +21,7 @@ def running():
     try:
         with postgres.cluster() as cluster:
             yield cluster
-    except postgres.Unavailable as error:
+    except postgres.PostgresUnavailable as error:
         print(f"no PostgreSQL cluster could start here: {error}")
         pytest.skip(f"no PostgreSQL cluster could start here: {error}")
 
@@ -61,7 +61,7 @@ def test_each_run_gets_its_own_database_named_after_its_workdir(running, tmp_pat
 
 def test_a_run_database_without_a_server_named_is_refused_in_one_line(tmp_path, monkeypatch):
     monkeypatch.delenv(postgres.URL_ENV, raising=False)
-    with pytest.raises(postgres.Unavailable, match="PLUGPULL_POSTGRES_URL is not set") as refused:
+    with pytest.raises(postgres.PostgresUnavailable, match="PLUGPULL_POSTGRES_URL is not set") as refused:
         postgres.run_database(tmp_path, create=True)
     assert "\n" not in str(refused.value)
 
@@ -80,7 +80,7 @@ def test_the_server_is_stopped_and_its_folder_removed_even_when_the_block_raises
             pid = int((data / "postmaster.pid").read_text().splitlines()[0])
             assert alive(pid)
             raise RuntimeError("the run failed")
-    except postgres.Unavailable as error:
+    except postgres.PostgresUnavailable as error:
         pytest.skip(f"no PostgreSQL cluster could start here: {error}")
     except RuntimeError:
         pass

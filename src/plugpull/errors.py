@@ -8,13 +8,16 @@ which exit code (docs/cli.md).
 
 The agent side's errors (:class:`PlugpullError`, :class:`NotInRun`, :class:`ChannelClosed`) are
 defined in :mod:`plugpull.client`, which runs inside every agent process and imports nothing of
-plugpull (docs/architecture.md, "The agent side stays light"); they are re-exported here. This module
-imports nothing but the standard library and the client, so anything may import it.
+plugpull (docs/architecture.md, "The agent side stays light"); they are re-exported here, as is
+:class:`PostgresUnavailable` of :mod:`plugpull.postgres`, which the -postgresql targets import in the agent
+process (standard library only, like the client). This module imports nothing but the standard library, the
+client and that module, so anything may import it.
 """
 
 from __future__ import annotations
 
 from plugpull.client import ChannelClosed, NotInRun, PlugpullError
+from plugpull.postgres import PostgresUnavailable
 
 __all__ = [
     "BrowserError",
@@ -29,6 +32,7 @@ __all__ = [
     "NotInRun",
     "ParseError",
     "PlugpullError",
+    "PostgresUnavailable",
     "PowerCutError",
     "RangeError",
     "ScenarioError",

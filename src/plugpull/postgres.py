@@ -50,7 +50,7 @@ _SOCKET_PATH_MAX = 90
 _START_TIMEOUT = 60
 
 
-class Unavailable(RuntimeError):
+class PostgresUnavailable(RuntimeError):
     """No cluster could be started here: the message says why in one line."""
 
 
@@ -75,7 +75,7 @@ def find_bindir() -> Path:
     given = os.environ.get(BINDIR_ENV)
     if given:
         if not (Path(given) / "initdb").exists():
-            raise Unavailable(f"{BINDIR_ENV}={given} holds no initdb")
+            raise PostgresUnavailable(f"{BINDIR_ENV}={given} holds no initdb")
         return Path(given)
     debian = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: _major(Path(p).parent.parent.name))
     if debian:
@@ -83,7 +83,7 @@ def find_bindir() -> Path:
     on_path = shutil.which("initdb")
     if on_path and shutil.which("pg_ctl"):
         return Path(on_path).parent
-    raise Unavailable(
+    raise PostgresUnavailable(
         "PostgreSQL's server binaries (initdb, pg_ctl) were not found: install them "
         f"(Debian: apt-get install postgresql) or set {BINDIR_ENV}"
     )
@@ -104,13 +104,13 @@ def _as_server_user(argv: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return argv
     if shutil.which("runuser") is None:
-        raise Unavailable("running as root and runuser is missing: initdb and postgres refuse to run as root")
+        raise PostgresUnavailable("running as root and runuser is missing: initdb and postgres refuse to run as root")
     try:
         import pwd
 
         pwd.getpwnam(SYSTEM_USER)
     except KeyError:
-        raise Unavailable(
+        raise PostgresUnavailable(
             f"running as root and there is no {SYSTEM_USER!r} user to run the server as "
             "(Debian's postgresql package creates it): initdb and postgres refuse to run as root"
         ) from None
@@ -135,7 +135,9 @@ def _base_dir() -> str | None:
         return str(here)
     if Path("/tmp").is_dir() and _reachable_by_others(Path("/tmp")):
         return "/tmp"
-    raise Unavailable(f"running as root and neither {here} nor /tmp can be entered by the {SYSTEM_USER!r} account")
+    raise PostgresUnavailable(
+        f"running as root and neither {here} nor /tmp can be entered by the {SYSTEM_USER!r} account"
+    )
 
 
 def _give_to_server_user(path: Path) -> None:
@@ -149,10 +151,10 @@ def _run(argv: list[str], what: str, timeout: float = _START_TIMEOUT) -> str:
             argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, start_new_session=True
         )
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise Unavailable(f"{what} failed: {error}") from None
+        raise PostgresUnavailable(f"{what} failed: {error}") from None
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
-        raise Unavailable(f"{what} failed (exit {done.returncode}): {said[-1] if said else 'no output'}")
+        raise PostgresUnavailable(f"{what} failed (exit {done.returncode}): {said[-1] if said else 'no output'}")
     return done.stdout
 
 
@@ -160,7 +162,7 @@ def _run(argv: list[str], what: str, timeout: float = _START_TIMEOUT) -> str:
 def cluster() -> Iterator[Cluster]:
     """Start a throwaway cluster for the block; stop it and remove its folder afterwards, whatever happens.
 
-    Raises :class:`Unavailable` (one line: why) when it cannot start; nothing is left behind then either.
+    Raises :class:`PostgresUnavailable` (one line: why) when it cannot start; nothing is left behind then either.
     """
     bindir = find_bindir()
     root = Path(tempfile.mkdtemp(prefix="plugpull-pg-", dir=_base_dir()))
@@ -200,10 +202,10 @@ def cluster() -> Iterator[Cluster]:
                     ),
                     "pg_ctl start",
                 )
-            except Unavailable as error:
+            except PostgresUnavailable as error:
                 # Another process may have taken the port between _free_port and the bind: try another one.
                 if attempt == 2 or "could not bind" not in _tail(log):
-                    raise Unavailable(f"{error}; server log: {_tail(log)}") from None
+                    raise PostgresUnavailable(f"{error}; server log: {_tail(log)}") from None
                 continue
             started = True
             break
@@ -230,7 +232,7 @@ def _stop(bindir: Path, data: Path) -> None:
                 _as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-m", mode, "-w", "-t", "30", "stop"]), "stop"
             )
             return
-        except Unavailable:
+        except PostgresUnavailable:
             continue
     with contextlib.suppress(OSError, ValueError, IndexError):
         pid = int((data / "postmaster.pid").read_text().splitlines()[0])
@@ -241,11 +243,11 @@ def run_database(workdir: str | os.PathLike[str], *, create: bool, driver: str |
     """The URL of this run's own database on the cluster in $PLUGPULL_POSTGRES_URL, named after ``workdir``.
 
     ``create=True`` (a run's first phase) creates it; the later phases of the run (resume, approvers) find it by
-    the same name. Raises :class:`Unavailable` when the variable is not set or the database cannot be made.
+    the same name. Raises :class:`PostgresUnavailable` when the variable is not set or the database cannot be made.
     """
     base = os.environ.get(URL_ENV)
     if not base:
-        raise Unavailable(
+        raise PostgresUnavailable(
             f"{URL_ENV} is not set: start a throwaway cluster around the command "
             "(python -m plugpull.postgres plugpull ...) or point it at a server"
         )
@@ -263,13 +265,15 @@ def run_database(workdir: str | os.PathLike[str], *, create: bool, driver: str |
 
 
 def _client(name: str) -> str:
-    with contextlib.suppress(Unavailable):
+    with contextlib.suppress(PostgresUnavailable):
         candidate = find_bindir() / name
         if candidate.exists():
             return str(candidate)
     found = shutil.which(name)
     if found is None:
-        raise Unavailable(f"{name} (PostgreSQL's client) was not found: install postgresql-client or set {BINDIR_ENV}")
+        raise PostgresUnavailable(
+            f"{name} (PostgreSQL's client) was not found: install postgresql-client or set {BINDIR_ENV}"
+        )
     return found
 
 
@@ -292,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 127
             except KeyboardInterrupt:
                 return 130
-    except Unavailable as error:
+    except PostgresUnavailable as error:
         print(f"plugpull.postgres: {error}", file=sys.stderr)
         return UNAVAILABLE_EXIT
     except KeyboardInterrupt:

@@ -22,7 +22,7 @@ WRAPPER = Path(__file__).resolve().parents[2] / "findings" / "postgresql-stores"
 def server_binaries():
     try:
         postgres.find_bindir()
-    except postgres.Unavailable as error:
+    except postgres.PostgresUnavailable as error:
         print(f"no PostgreSQL cluster can start here: {error}")
         pytest.skip(f"no PostgreSQL cluster can start here: {error}")
 

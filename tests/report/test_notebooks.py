@@ -103,7 +103,7 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
 
         try:
             postgres.find_bindir()
-        except postgres.Unavailable as error:
+        except postgres.PostgresUnavailable as error:
             pytest.skip(f"no PostgreSQL cluster can start here: {error}")
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, **TINY[finding.id], "repeats": 1, "pin": "smoke", "results_path": str(results)}

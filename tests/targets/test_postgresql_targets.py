@@ -31,7 +31,7 @@ def server():
                 yield cluster
             finally:
                 os.environ.pop(postgres.URL_ENV, None)
-    except postgres.Unavailable as error:
+    except postgres.PostgresUnavailable as error:
         print(f"no PostgreSQL cluster could start here: {error}")
         pytest.skip(f"no PostgreSQL cluster could start here: {error}")
 

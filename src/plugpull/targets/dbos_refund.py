@@ -44,7 +44,7 @@ from pathlib import Path
 from dbos import DBOS, SetWorkflowID
 
 from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
-from plugpull.postgres import Unavailable, run_database  # plugpull: this run's database on the test server
+from plugpull.postgres import PostgresUnavailable, run_database  # plugpull: this run's database on the test server
 
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-1"
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.store == "postgresql":
         try:
             database_url = run_database(workdir, create=args.phase == "start")
-        except Unavailable as error:
+        except PostgresUnavailable as error:
             log(f"no PostgreSQL: {error}")
             return 2
     else:

@@ -66,11 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(os.environ.get(WORKDIR_ENV, "."))
     database_url = None
     if store_kind == "postgresql":
-        from plugpull.postgres import Unavailable, run_database
+        from plugpull.postgres import PostgresUnavailable, run_database
 
         try:
             database_url = run_database(workdir.resolve(), create=phase == "start")
-        except Unavailable as error:
+        except PostgresUnavailable as error:
             log(f"no PostgreSQL: {error}")
             return 2
     # The framework's store (checkpoints, pending interrupts, traces) lives in the workdir.

@@ -44,7 +44,7 @@ from google.adk.tools import FunctionTool
 from google.genai import types
 
 from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
-from plugpull.postgres import Unavailable, run_database
+from plugpull.postgres import PostgresUnavailable, run_database
 from plugpull.targets.google_adk_support import APP_NAME, SESSION_ID, USER_ID, build_runner, drain, request
 
 CONFIRMATION = "adk_request_confirmation"
@@ -108,7 +108,7 @@ def pending_confirmation(session: Any) -> tuple[str, str] | None:
 async def run(phase: str, workdir: Path, session_kind: str = "sqlite", db_url: str | None = None) -> int:
     try:
         runner, sessions = build(workdir, session_kind, db_url, phase)
-    except Unavailable as error:
+    except PostgresUnavailable as error:
         log(f"no PostgreSQL: {error}")
         return 2
     if phase == "start":

@@ -302,7 +302,7 @@ def postgres_for(targets: list[Target]) -> Iterator[dict[str, str]]:
     server is}``, or ``{}`` when no chosen target needs a server.
 
     The cluster lives in this kernel for the run and is stopped and removed after it. One that cannot start
-    raises plugpull.postgres.Unavailable, naming why: the finding's lines need it, so the notebook fails and
+    raises plugpull.postgres.PostgresUnavailable, naming why: the finding's lines need it, so the notebook fails and
     its record says why. A URL already set (``python -m plugpull.postgres plugpull report ...``) is used as is.
     """
     if not any(BUILT_INS[t.name].server == postgres.URL_ENV for t in targets if t.name in BUILT_INS):
