@@ -351,7 +351,7 @@ def test_first_effect_keeps_the_quick_run_and_the_coverage_names_the_calls_not_k
     command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
     run = plugpull("--agent", command, "--first-effect", tmp=tmp_path)
     assert verdicts(run.stdout) == [("PASS", "before-effect send_email#1"), ("FAIL", "after-effect send_email#1")]
-    assert run.stdout.splitlines()[-1] == (
+    assert run.stdout.splitlines()[-3] == (  # then a blank line and the closing line
         f"kill-mid-tool, {command}: killed at 1 of 2 effect calls, 2 lines; not killed at charge#1"
     )
     doc = json.loads(plugpull("--agent", command, "--first-effect", "--json", tmp=tmp_path).stdout)
@@ -362,7 +362,7 @@ def test_first_effect_keeps_the_quick_run_and_the_coverage_names_the_calls_not_k
 def test_repeat_counts_each_held_call_on_its_own_row(tmp_path):
     command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
     run = plugpull("--agent", command, "--point", "after-effect", "--repeat", "2", tmp=tmp_path)
-    rows = run.stdout.splitlines()[1:]
+    rows = run.stdout.splitlines()[1:3]  # the tally's rows; the coverage and closing lines follow
     assert [row.split()[:4] + row.split()[5:7] for row in rows] == [
         ["2", "0", "2", "0", "after-effect", "send_email:1"],
         ["2", "0", "2", "0", "after-effect", "charge:1"],
@@ -647,7 +647,8 @@ def test_random_kills_print_their_seed_and_a_random_fail_prints_its_aimed_comman
     lines = run.stdout.splitlines()
     assert lines[0].startswith("PASS   every-boundary  random 1: between before model-call 1 and after model-call 1")
     assert lines[1].startswith("FAIL   every-boundary  random 2: between call of effect refund 1 and before")
-    assert lines[3] == (
+    # Under the FAIL: the call summary, why the refund counted twice, then how to replay the kill alone.
+    assert lines[4] == (
         f"    reproduce alone: plugpull --agent {shlex.quote(command)} --scenario every-boundary "
         "--boundary 'effect refund 1' --point after"
     )
