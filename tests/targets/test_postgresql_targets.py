@@ -7,7 +7,6 @@ cluster can start or a framework or driver is missing.
 
 from __future__ import annotations
 
-import os
 import signal
 
 import pytest
@@ -19,21 +18,6 @@ from plugpull.scenarios import Settings
 from plugpull.targets import BUILT_INS
 
 SETTINGS = Settings(timeout=120)
-
-
-@pytest.fixture(scope="module")
-def server():
-    """A throwaway cluster for the module, its URL in the environment the targets inherit."""
-    try:
-        with postgres.cluster() as cluster:
-            os.environ[postgres.URL_ENV] = cluster.url()
-            try:
-                yield cluster
-            finally:
-                os.environ.pop(postgres.URL_ENV, None)
-    except postgres.PostgresUnavailable as error:
-        print(f"no PostgreSQL cluster could start here: {error}")
-        pytest.skip(f"no PostgreSQL cluster could start here: {error}")
 
 
 def installed(name: str):

@@ -22,7 +22,9 @@ VARIANTS = {
 
 
 @pytest.mark.parametrize("variant", VARIANTS.values(), ids=[v.label() for v in VARIANTS.values()])
-def test_a_built_in_targets_resume_of_a_finished_run_is_a_no_op(variant, forked):
+def test_a_built_in_targets_resume_of_a_finished_run_is_a_no_op(variant, forked, request):
+    if targets.BUILT_INS[variant.name].server:  # a -postgresql target: its state lives on a throwaway cluster
+        request.getfixturevalue("server")
     clean = clean_run(variant, Settings(timeout=120), forked)
     ev = KillEvidence(point="", start=Outcome(argv=[]), clean=clean, golden=list(clean.results))
     assert checks.check_clean_run(ev) is None, (checks.check_clean_run(ev), clean.finished_resume)
