@@ -41,6 +41,21 @@ def test_a_forked_child_killed_by_the_harness_is_reported_as_sigkill(forks, tmp_
     assert outcome.returncode == -signal.SIGKILL
 
 
+def test_a_forked_child_has_sigchld_as_a_fresh_process_has_it_and_reaps_its_own_children(forks, tmp_path):
+    # The server wakes on SIGCHLD through a wakeup pipe; a child must not inherit either (a signal
+    # would write into whatever file reused the pipe's descriptor number).
+    code = (
+        "import signal, subprocess, sys\nif __name__ == '__main__':\n"
+        "    old = signal.set_wakeup_fd(-1)\n"
+        "    rc = subprocess.run([sys.executable, '-c', 'raise SystemExit(5)']).returncode\n"
+        "    print(signal.getsignal(signal.SIGCHLD) is signal.SIG_DFL, old, rc)\n"
+    )
+    (tmp_path / "sigchld_probe.py").write_text(code)
+    env = {"PYTHONPATH": str(tmp_path)}
+    outcomes = [forks.spawn([sys.executable, "-m", "sigchld_probe"], env=env, cwd=None).wait(60) for _ in range(3)]
+    assert [(o.returncode, o.stdout.split()) for o in outcomes] == [(0, ["True", "-1", "5"])] * 3
+
+
 def test_a_command_that_is_not_python_dash_m_starts_cold(forks):
     running = forks.spawn(["/bin/sh", "-c", "exit 3"], env={}, cwd=None)
     assert running.wait(10).returncode == 3
