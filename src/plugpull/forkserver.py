@@ -18,6 +18,12 @@ every start and resume:
 What differs from a cold start (docs/DECISIONS.md, "Harness core and processes"): module-level state
 the target computed at import time is inherited from the server, not recomputed.
 
+A target module may define ``plugpull_prefork(argv)`` (docs/DECISIONS.md, "Throughput (issue 26)"): the
+server calls it once per argv, before it forks the first child for that argv, so what it builds (a
+compiled graph, an app) is built once and inherited by every fork; the callable it returns runs in the
+child, with the phase's argv, environment and cwd in place, instead of the module as ``__main__``.
+It must open nothing of a phase (its workdir's files, the channel's socket): the child does that.
+
 Protocol on the server's Unix socket (one connection per child): the harness sends one JSON
 line ``{"module", "argv", "env", "cwd"}`` with two fds attached; the server answers
 ``{"pid": N}`` and, when the child has been reaped, ``{"returncode": R}`` (Popen's
@@ -101,6 +107,28 @@ def serve(path: str, preload: list[str]) -> None:
         kill_group(pid)
 
 
+#: The optional hook a target module defines to build what every phase shares before the fork.
+PREFORK = "plugpull_prefork"
+#: (module, argv) -> what the hook returned for it (None: run the module as __main__).
+_prepared: dict[tuple[str, tuple[str, ...]], object] = {}
+
+
+def prepare(module: str, argv: list[str]) -> object:
+    """The hook's callable for ``argv``, built once in the server; None without a hook or when it failed."""
+    key = (module, tuple(argv))
+    if key not in _prepared:
+        hook = getattr(sys.modules.get(module), PREFORK, None)
+        run = None
+        if callable(hook):
+            try:
+                run = hook(list(argv))
+            except BaseException:  # the child runs the module as __main__ and reports its own error
+                traceback.print_exc()
+            gc.freeze()  # what it built joins the import, out of the collector's sight
+        _prepared[key] = run if callable(run) else None
+    return _prepared[key]
+
+
 def returncode(status: int) -> int:
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
@@ -115,6 +143,7 @@ def fork_child(conn: socket.socket) -> int | None:
             break
         msg += more
     request = json.loads(msg)
+    request["prepared"] = prepare(request["module"], request["argv"])
     # The pid is reported only once the child leads its own group: a kill sent between fork()
     # and setsid() would find no group with that id and miss the child.
     led_r, led_w = os.pipe()
@@ -161,12 +190,16 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
         if request.get("cwd"):
             os.chdir(request["cwd"])
         sys.argv = [request["module"], *request["argv"]]
-        # The preloaded copy stays out of the way: the child runs the module's code afresh as
-        # __main__ (its imports are the cached, pre-imported ones), as `python -m` would.
-        sys.modules.pop(request["module"], None)
         try:
-            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-            code = 0
+            if request["prepared"] is not None:
+                result = request["prepared"]()
+                code = result if isinstance(result, int) else 0
+            else:
+                # The preloaded copy stays out of the way: the child runs the module's code afresh as
+                # __main__ (its imports are the cached, pre-imported ones), as `python -m` would.
+                sys.modules.pop(request["module"], None)
+                runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+                code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if not isinstance(exc.code, (int, type(None))):
