@@ -22,7 +22,8 @@ A target module may define ``plugpull_prefork(argv)`` (docs/DECISIONS.md, "Throu
 server calls it once per argv, before it forks the first child for that argv, so what it builds (a
 compiled graph, an app) is built once and inherited by every fork; the callable it returns runs in the
 child, with the phase's argv, environment and cwd in place, instead of the module as ``__main__``.
-It must open nothing of a phase (its workdir's files, the channel's socket): the child does that.
+It must open nothing of a phase (its workdir's files, the channel's socket): the child does that; and it
+must start no thread (the server forks right after it, and a fork copies only the calling thread).
 
 Protocol on the server's Unix socket (one connection per child): the harness sends one JSON
 line ``{"module", "argv", "env", "cwd"}`` with two fds attached; the server answers
