@@ -214,3 +214,56 @@ def test_an_instrumented_script_runs_without_plugpull_and_fails_loudly_under_str
     )
     assert strict.returncode == 1
     assert "NotInRun: plugpull: record_effect called outside a plugpull run" in strict.stderr
+
+
+def test_the_requests_of_one_thread_share_one_connection_and_a_refusal_ends_it(monkeypatch):
+    from plugpull.client import PlugpullError, _request, announce
+
+    with Channel() as channel:
+        monkeypatch.setenv("PLUGPULL_SOCKET", channel.path)
+        record_effect("charge", key="a")
+        record_effect("charge", key="b")
+        announce(framework="x")
+        assert len(channel._threads) == 1  # one accepted connection served all three
+        with pytest.raises(PlugpullError, match="unknown op"):
+            _request({"op": "nonsense"})
+        announce(framework="y")  # on a new connection: the harness closed the refused one
+        assert len(channel._threads) == 2
+        assert [a["framework"] for a in channel.announced] == ["x", "y"]
+
+
+# The agent opens its connection (announce), forks a child that lives on, then makes the held call.
+FORKS_THEN_HELD = """
+import os, time
+from plugpull.client import announce, record_effect
+announce(framework="forker")
+if os.fork() == 0:
+    time.sleep(600)
+    os._exit(0)
+record_effect("charge")
+"""
+
+
+def test_a_child_the_agent_forks_does_not_keep_a_held_calls_connection_open():
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    with Channel() as channel:
+        channel.provider.arm("after-effect")
+        env = {**os.environ, "PLUGPULL_SOCKET": channel.path}
+        agent = subprocess.Popen([sys.executable, "-c", FORKS_THEN_HELD], env=env, start_new_session=True)
+        try:
+            assert channel.provider.held_event.wait(60)
+            call = channel.provider.held
+            assert call.closed_at is None
+            os.kill(agent.pid, signal.SIGKILL)  # the caller only: its forked child lives on
+            agent.wait()
+            deadline = time.monotonic() + 30  # generous: the EOF is immediate unless the child holds the socket
+            while call.closed_at is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert call.closed_at is not None
+        finally:
+            os.killpg(agent.pid, signal.SIGKILL)

@@ -1,5 +1,6 @@
 """The pre-imported fork server: its children are real process-group leaders killed by a real SIGKILL."""
 
+import json
 import signal
 import sys
 
@@ -40,6 +41,62 @@ def test_a_forked_child_killed_by_the_harness_is_reported_as_sigkill(forks, tmp_
     running = forks.spawn([sys.executable, "-m", "sleeper"], env={"PYTHONPATH": str(tmp_path)}, cwd=None)
     outcome = running.kill()
     assert outcome.returncode == -signal.SIGKILL
+
+
+def test_a_forked_child_has_sigchld_as_a_fresh_process_has_it_and_reaps_its_own_children(forks, tmp_path):
+    # The server wakes on SIGCHLD through a wakeup pipe; a child must not inherit either (a signal
+    # would write into whatever file reused the pipe's descriptor number).
+    code = (
+        "import signal, subprocess, sys\nif __name__ == '__main__':\n"
+        "    old = signal.set_wakeup_fd(-1)\n"
+        "    rc = subprocess.run([sys.executable, '-c', 'raise SystemExit(5)']).returncode\n"
+        "    print(signal.getsignal(signal.SIGCHLD) is signal.SIG_DFL, old, rc)\n"
+    )
+    (tmp_path / "sigchld_probe.py").write_text(code)
+    env = {"PYTHONPATH": str(tmp_path)}
+    outcomes = [forks.spawn([sys.executable, "-m", "sigchld_probe"], env=env, cwd=None).wait(60) for _ in range(3)]
+    assert [(o.returncode, o.stdout.split()) for o in outcomes] == [(0, ["True", "-1", "5"])] * 3
+
+
+PREFORKED = """
+import json, os, sys
+
+BUILT = []
+
+
+def plugpull_prefork(argv):
+    if argv == ["broken"]:
+        raise RuntimeError("the hook failed")
+    BUILT.append(os.getpid())  # in the server, once per argv
+    return lambda: print(json.dumps([BUILT, os.getpid(), os.environ["PHASE"], sys.argv[1:]])) or 4
+
+
+if __name__ == "__main__":
+    print(json.dumps(["as __main__", sys.argv[1:]]))
+    sys.exit(9)
+"""
+
+
+def test_a_target_hook_builds_once_in_the_server_and_what_it_returns_runs_in_each_child(forks, tmp_path):
+    (tmp_path / "preforked.py").write_text(PREFORKED)
+    outputs = []
+    for phase in ("start", "resume"):
+        env = {"PYTHONPATH": str(tmp_path), "PHASE": phase}
+        outcome = forks.spawn([sys.executable, "-m", "preforked", "go"], env=env, cwd=None).wait(60)
+        assert outcome.returncode == 4
+        outputs.append(json.loads(outcome.stdout))
+    [[built, pid1, phase1, argv1], [built_again, pid2, phase2, argv2]] = outputs
+    assert built == built_again and len(built) == 1  # built once, before either fork
+    assert built[0] not in (pid1, pid2) and pid1 != pid2  # in the server, and each phase its own child
+    assert (phase1, phase2, argv1, argv2) == ("start", "resume", ["go"], ["go"])
+
+
+def test_a_target_whose_hook_fails_runs_as_main_in_the_child(forks, tmp_path):
+    (tmp_path / "preforked.py").write_text(PREFORKED)
+    outcome = forks.spawn([sys.executable, "-m", "preforked", "broken"], env={"PYTHONPATH": str(tmp_path)}, cwd=None)
+    outcome = outcome.wait(60)
+    assert outcome.returncode == 9
+    assert json.loads(outcome.stdout) == ["as __main__", ["broken"]]
 
 
 def test_a_command_that_is_not_python_dash_m_starts_cold(forks):

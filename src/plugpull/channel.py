@@ -171,12 +171,14 @@ class Channel:
             thread.start()
 
     def _serve(self, conn: socket.socket) -> None:
+        # One request at a time, as many as the client sends (docs/protocol.md); the connection ends
+        # at the client's close, after a refusal, at a held call's end and at a dropped store call.
         try:
             pid = peer_pid(conn)
-            request = self._read_request(conn)
-            if request is None:
-                return
-            self._dispatch(conn, pid, request)
+            while not self._closed.is_set():
+                request = self._read_request(conn)
+                if request is None or not self._dispatch(conn, pid, request):
+                    return
         finally:
             with self._lock:
                 self._open_conns.discard(conn)
@@ -206,13 +208,16 @@ class Channel:
         return request
 
     @staticmethod
-    def _reply(conn: socket.socket, payload: dict) -> None:
+    def _reply(conn: socket.socket, payload: dict) -> bool:
+        """Send one reply line; True when it went out."""
         try:
             conn.sendall(json.dumps(payload).encode() + b"\n")
         except OSError:
-            pass
+            return False
+        return True
 
-    def _dispatch(self, conn: socket.socket, pid: int | None, request: dict) -> None:
+    def _dispatch(self, conn: socket.socket, pid: int | None, request: dict) -> bool:
+        """Answer one request; True when the connection may carry the next one."""
         op = request.get("op")
         if op == "effect":
             name, key = request.get("name"), request.get("key")
@@ -220,7 +225,7 @@ class Channel:
                 self._reply(
                     conn, {"ok": False, "error": "effect needs a non-empty string name and a string or null key"}
                 )
-                return
+                return False
             # The caller's group, read while it is alive and before the provider can hold the call:
             # once held, the scenario may kill at any moment, so the group is on the call first.
             # It says which of several phases made the call and proves a held call's caller.
@@ -235,15 +240,15 @@ class Channel:
             if hold:
                 self._wait_closed(conn)
                 self.provider.mark_closed(call)
-                return
-            self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
+                return False
+            return self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
         elif op == "boundary":
             name, edge = request.get("name"), request.get("edge")
             if not isinstance(name, str) or not name or edge not in ("before", "after"):
                 self._reply(
                     conn, {"ok": False, "error": 'boundary needs a non-empty string name and edge "before" or "after"'}
                 )
-                return
+                return False
             # As for an effect: the caller's group is on the mark before it can be held.
             mark, hold = self.provider.receive_mark(name, edge, pid, group=group_of(pid) if pid else None)
             main = request.get("main_thread")
@@ -251,43 +256,43 @@ class Channel:
             if hold:
                 self._wait_closed(conn)
                 self.provider.mark_closed(mark)
-                return
-            self._reply(conn, {"ok": True})
+                return False
+            return self._reply(conn, {"ok": True})
         elif op == "gate":
             if self.gate.arrive(pid):
                 self.gate.wait(self._closed)
-            self._reply(conn, {"ok": True})
+            return self._reply(conn, {"ok": True})
         elif op == "announce":
             info = {k: v for k, v in request.items() if k not in ("v", "op") and isinstance(v, (str, int, float))}
             with self._lock:
                 self.announced.append({"phase": self.phase, "pid": pid, **info})
-            self._reply(conn, {"ok": True})
+            return self._reply(conn, {"ok": True})
         elif op == "result":
             if "value" not in request:
                 self._reply(conn, {"ok": False, "error": "result needs a value (any JSON value)"})
-                return
+                return False
             group = group_of(pid) if pid else None
             with self._lock:
                 self.results.append({"phase": self.phase, "pid": pid, "group": group, "value": request["value"]})
-            self._reply(conn, {"ok": True})
+            return self._reply(conn, {"ok": True})
         elif op == "store" and self.store is not None:
             method = request.get("method")
             if method not in STORE_METHODS:
                 self._reply(conn, {"ok": False, "error": f"unknown store method {method!r}"})
-                return
+                return False
             args = {k: v for k, v in request.items() if k not in ("v", "op", "method", "session")}
             try:
                 outcome = self.store.call(method, str(request.get("session")), args, pid=pid)
             except ValueError as exc:  # store.StoreError: answered, so it never looks like a fault
                 self._reply(conn, {"ok": False, "error": str(exc)})
-                return
+                return False
             if outcome.dropped:
                 # A lost write or a lost ack: close without answering, as a dead database
                 # connection would. The client cannot tell which of the two happened.
-                return
-            self._reply(conn, {"ok": True, "result": outcome.result})
-        else:
-            self._reply(conn, {"ok": False, "error": f"unknown op {op!r}"})
+                return False
+            return self._reply(conn, {"ok": True, "result": outcome.result})
+        self._reply(conn, {"ok": False, "error": f"unknown op {op!r}"})
+        return False
 
     def results_of(self, phase: str | None = None, group: int | None = None) -> list:
         """Values record_result reported in ``phase`` (and from process group ``group``), in order."""

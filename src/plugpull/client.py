@@ -4,10 +4,10 @@ This module runs inside the agent on every start and resume, so it imports only 
 standard library (docs/architecture.md, "The agent side stays light").
 
 Wire format (docs/protocol.md): a Unix stream socket whose path is in the environment
-variable ``PLUGPULL_SOCKET``; one request per connection, one line of UTF-8 JSON ending
-in ``\\n``; one reply line of the same form. The harness may hold a request without
-answering (a kill point) or close the connection without answering (a lost store
-write or a lost ack): the caller sees that as :class:`ChannelClosed`.
+variable ``PLUGPULL_SOCKET``; one request at a time per connection (one connection per process
+and thread), one line of UTF-8 JSON ending in ``\\n``; one reply line of the same form. The
+harness may hold a request without answering (a kill point) or close the connection without
+answering (a lost store write or a lost ack): the caller sees that as :class:`ChannelClosed`.
 """
 
 from __future__ import annotations
@@ -123,6 +123,60 @@ class _Local:
 _local = _Local()
 
 
+class _Connections(threading.local):
+    """This thread's open connection to the harness, reused for its next request (docs/protocol.md)."""
+
+    key: tuple[int, str] | None = None
+    sock: socket.socket | None = None
+
+
+_connections = _Connections()
+#: Every connection this process opened, so a forked child closes its copies (below).
+_opened: list[socket.socket] = []
+_opened_lock = threading.Lock()
+
+
+def _forget_connections() -> None:
+    # A child forked by the agent must not hold its parent's connections: a held call's connection
+    # closing when its process dies is part of the kill's proof (docs/agent-protocol.md).
+    for sock in _opened:
+        try:
+            sock.close()
+        except OSError:
+            pass
+    _opened.clear()
+    _connections.key = _connections.sock = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_connections)
+
+
+def _connection(path: str) -> socket.socket:
+    key = (os.getpid(), path)
+    if _connections.sock is None or _connections.key != key:
+        _drop_connection()  # one to another run's socket (a test process running many)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+        except OSError:
+            sock.close()
+            raise
+        with _opened_lock:
+            _opened.append(sock)
+        _connections.key, _connections.sock = key, sock
+    return _connections.sock
+
+
+def _drop_connection() -> None:
+    sock, _connections.key, _connections.sock = _connections.sock, None, None
+    if sock is not None:
+        with _opened_lock:
+            if sock in _opened:
+                _opened.remove(sock)
+        sock.close()
+
+
 def _request(payload: dict[str, Any]) -> dict[str, Any]:
     path = os.environ.get(SOCKET_ENV)
     if not path:
@@ -131,14 +185,21 @@ def _request(payload: dict[str, Any]) -> dict[str, Any]:
             f"({SOCKET_ENV} is not set); run the agent through `plugpull --agent`"
         )
     payload = {"v": PROTOCOL_VERSION, **payload}
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.connect(path)
+    # One connection per process and thread, one request at a time on it: a connect and a harness
+    # thread per request were most of a request's cost (docs/performance.md, "Throughput (issue 26)").
+    sock = _connection(path)
+    try:
         sock.sendall(json.dumps(payload).encode() + b"\n")
         buf = recv_line(sock)
+    except BaseException:
+        _drop_connection()
+        raise
     if buf is None:
+        _drop_connection()  # the harness closed it: a fault point, or the run is over
         raise ChannelClosed(f"plugpull closed the {payload.get('op')} call without an answer")
     reply = json.loads(buf)
     if not reply.get("ok"):
+        _drop_connection()  # the harness closes the connection after a refusal
         raise PlugpullError(f"plugpull refused the {payload.get('op')} call: {reply.get('error')}")
     return reply
 

@@ -18,6 +18,13 @@ every start and resume:
 What differs from a cold start (docs/DECISIONS.md, "Harness core and processes"): module-level state
 the target computed at import time is inherited from the server, not recomputed.
 
+A target module may define ``plugpull_prefork(argv)`` (docs/DECISIONS.md, "Throughput (issue 26)"): the
+server calls it once per argv, before it forks the first child for that argv, so what it builds (a
+compiled graph, an app) is built once and inherited by every fork; the callable it returns runs in the
+child, with the phase's argv, environment and cwd in place, instead of the module as ``__main__``.
+It must open nothing of a phase (its workdir's files, the channel's socket): the child does that; and it
+must start no thread (the server forks right after it, and a fork copies only the calling thread).
+
 Protocol on the server's Unix socket (one connection per child): the harness sends one JSON
 line ``{"module", "argv", "env", "cwd"}`` with two fds attached; the server answers
 ``{"pid": N}`` and, when the child has been reaped, ``{"returncode": R}`` (Popen's
@@ -26,6 +33,7 @@ convention: -N for death by signal N).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -64,13 +72,30 @@ def serve(path: str, preload: list[str]) -> None:
             importlib.import_module(module)
         except BaseException:  # the child will import it cold and report its own error
             traceback.print_exc()
+    # Everything imported so far is moved out of the collector's sight: a collection in a forked
+    # child would otherwise write to every object's header and copy nearly every page of the
+    # import (https://docs.python.org/3/library/gc.html#gc.freeze, "copy-on-write").
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
+    # A child's exit wakes the loop (a byte on the wakeup pipe from SIGCHLD) instead of a poll every
+    # few milliseconds for the whole run (https://docs.python.org/3/library/signal.html#signal.set_wakeup_fd).
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
     print("ready", flush=True)
     children: dict[int, socket.socket] = {}
     while True:
-        ready, _, _ = select.select([listener, sys.stdin], [], [], 0.005)
+        ready, _, _ = select.select([listener, sys.stdin, wake_r], [], [])
+        if wake_r in ready:
+            try:
+                while os.read(wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
         if sys.stdin in ready and not sys.stdin.buffer.read1(1):
             break  # the harness closed our stdin: it is done (or died)
         if listener in ready:
@@ -91,6 +116,28 @@ def serve(path: str, preload: list[str]) -> None:
         kill_group(pid)
 
 
+#: The optional hook a target module defines to build what every phase shares before the fork.
+PREFORK = "plugpull_prefork"
+#: (module, argv) -> what the hook returned for it (None: run the module as __main__).
+_prepared: dict[tuple[str, tuple[str, ...]], object] = {}
+
+
+def prepare(module: str, argv: list[str]) -> object:
+    """The hook's callable for ``argv``, built once in the server; None without a hook or when it failed."""
+    key = (module, tuple(argv))
+    if key not in _prepared:
+        hook = getattr(sys.modules.get(module), PREFORK, None)
+        run = None
+        if callable(hook):
+            try:
+                run = hook(list(argv))
+            except BaseException:  # the child runs the module as __main__ and reports its own error
+                traceback.print_exc()
+            gc.freeze()  # what it built joins the import, out of the collector's sight
+        _prepared[key] = run if callable(run) else None
+    return _prepared[key]
+
+
 def returncode(status: int) -> int:
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
@@ -105,6 +152,7 @@ def fork_child(conn: socket.socket) -> int | None:
             break
         msg += more
     request = json.loads(msg)
+    request["prepared"] = prepare(request["module"], request["argv"])
     # The pid is reported only once the child leads its own group: a kill sent between fork()
     # and setsid() would find no group with that id and miss the child.
     led_r, led_w = os.pipe()
@@ -124,6 +172,10 @@ def fork_child(conn: socket.socket) -> int | None:
 def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> None:
     code = 1
     try:
+        # The server's SIGCHLD wakeup is not the target's: its pipe is closed below, and a signal
+        # written to a reused descriptor number would land in the target's own file.
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
         # A subreaper keeps every process of the phase below the child while it lives, even a
         # double-forked daemon: the harness's tracker finds them by PPid (plugpull.reaper).
@@ -147,12 +199,16 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
         if request.get("cwd"):
             os.chdir(request["cwd"])
         sys.argv = [request["module"], *request["argv"]]
-        # The preloaded copy stays out of the way: the child runs the module's code afresh as
-        # __main__ (its imports are the cached, pre-imported ones), as `python -m` would.
-        sys.modules.pop(request["module"], None)
         try:
-            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-            code = 0
+            if request["prepared"] is not None:
+                result = request["prepared"]()
+                code = result if isinstance(result, int) else 0
+            else:
+                # The preloaded copy stays out of the way: the child runs the module's code afresh as
+                # __main__ (its imports are the cached, pre-imported ones), as `python -m` would.
+                sys.modules.pop(request["module"], None)
+                runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+                code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if not isinstance(exc.code, (int, type(None))):

@@ -195,7 +195,9 @@ class Tracker:
         if server:
             self.markers.append(f"{SERVER_ENV}={server}".encode())
         self.seen: dict[int, int] = {}  # pid -> start time, every process of the phase ever noted
-        self._last = 0.0
+        # The first look is SCAN_EVERY after the start, not at once: a leader just started has
+        # forked nothing yet, and every aimed kill and every settle scans first anyway.
+        self._last = time.monotonic()
         self._me, self._session = os.getpid(), os.getsid(0)
         with _lock:
             _trackers.add(self)

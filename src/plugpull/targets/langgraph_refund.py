@@ -80,14 +80,34 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
-def make_refund_tool(variant: str, workdir: Path, wait_for_checkpoint: Any = None):
+class Phase:
+    """What the refund tool reads of the phase it runs in, filled in when the phase starts.
+
+    The tool and the graph can be built before the phase exists: plugpull's fork server builds them
+    once, before it forks each phase's process (``plugpull_prefork`` below).
+    """
+
+    def __init__(self, wait_checkpoint: bool = False) -> None:
+        self.workdir = Path(".")
+        self.graph: Any = None
+        self.wait_checkpoint = wait_checkpoint
+
+    def wait_for_checkpoint(self, limit: float = 30.0) -> None:
+        deadline = time.monotonic() + limit
+        while self.graph.get_state(THREAD).next != ("tools",):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the checkpoint before the tool step was never saved")
+            time.sleep(0.01)
+
+
+def make_refund_tool(variant: str, phase: Phase):
     @tool
     def refund(order_id: str, cents: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
         """Refund an order at the payment provider."""
-        if wait_for_checkpoint is not None:
-            wait_for_checkpoint()
+        if phase.wait_checkpoint:
+            phase.wait_for_checkpoint()
         if variant == "ledger":
-            ledger = workdir / f"refunded-{order_id}"
+            ledger = phase.workdir / f"refunded-{order_id}"
             if ledger.exists():
                 return f"order {order_id} was already refunded"
             ledger.write_text("refunded")
@@ -114,7 +134,7 @@ class MarkedSqliteSaver(SqliteSaver):
             return super().put_writes(config, writes, task_id, task_path)
 
 
-def build_graph(checkpointer: SqliteSaver, refund_tool: Any):
+def build_graph(checkpointer: SqliteSaver | None, refund_tool: Any):
     model = ScriptedChatModel()
 
     def call_model(state: MessagesState) -> dict:
@@ -130,7 +150,7 @@ def build_graph(checkpointer: SqliteSaver, refund_tool: Any):
     return builder.compile(checkpointer=checkpointer)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variant", choices=("no-key", "tool-call-id", "ledger"))
     parser.add_argument("--durability", choices=("sync", "async", "exit"), default="sync")
@@ -141,23 +161,21 @@ def main(argv: list[str] | None = None) -> int:
         "saves it in the background, so without this the outcome depends on timing)",
     )
     parser.add_argument("phase", choices=("start", "resume"))
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
-    workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
+
+def run(args: argparse.Namespace, phase: Phase, prebuilt: Any = None) -> int:
+    """One phase; ``prebuilt`` is the graph compiled without a checkpointer before this process existed."""
+    phase.workdir = workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
     announce(framework="langgraph", version=importlib.metadata.version("langgraph"))  # plugpull
     conn = sqlite3.connect(workdir / "checkpoints.sqlite", check_same_thread=False)
     checkpointer = MarkedSqliteSaver(conn)
-    graph = None
-
-    def wait_for_checkpoint(limit: float = 30.0) -> None:
-        deadline = time.monotonic() + limit
-        while graph.get_state(THREAD).next != ("tools",):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the checkpoint before the tool step was never saved")
-            time.sleep(0.01)
-
-    refund_tool = make_refund_tool(args.variant, workdir, wait_for_checkpoint if args.wait_checkpoint else None)
-    graph = build_graph(checkpointer, refund_tool)
+    if prebuilt is None:
+        graph = build_graph(checkpointer, make_refund_tool(args.variant, phase))
+    else:
+        # This process's own copy of the graph (a fork's): the checkpointer opened here, in the phase's workdir.
+        graph, graph.checkpointer = prebuilt, checkpointer
+    phase.graph = graph
     request = {"messages": [HumanMessage("Please refund order A-1001.")]}
     # Resume continues from the last checkpoint; with none saved yet, the run starts over from its input.
     payload = request if args.phase == "start" or checkpointer.get_tuple(THREAD) is None else None
@@ -166,6 +184,24 @@ def main(argv: list[str] | None = None) -> int:
     record_result({"answer": answer})  # plugpull: the run's outcome, compared with the clean run's
     print(answer)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    return run(args, Phase(args.wait_checkpoint))
+
+
+def plugpull_prefork(argv: list[str]):  # plugpull (optional): what --fork-server builds once, before it forks
+    """Build the tool and the graph in plugpull's fork server; the forked phase only opens its checkpointer.
+
+    Called with the phase's arguments before the fork (docs/DECISIONS.md, "Throughput (issue 26)"); what
+    it returns runs in the forked process instead of this module as ``__main__``. Nothing here may open a
+    file or a socket of the phase: the workdir and the channel are the forked process's.
+    """
+    args = parse(argv)
+    phase = Phase(args.wait_checkpoint)
+    graph = build_graph(None, make_refund_tool(args.variant, phase))
+    return lambda: run(args, phase, graph)
 
 
 if __name__ == "__main__":
