@@ -21,6 +21,7 @@ reason (FuseUnavailable), never a skip.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -86,8 +87,31 @@ class PoweredWorkdir:
         if self.mount is not None:
             self.mount.stop()
             # The daemon's fusermount3 watchdog outlives it and is reparented to this subreaper: reaped
-            # here, so a long run leaves no zombie per mount (docs/DECISIONS.md, power cuts).
+            # here, so a long run leaves no zombie per mount (docs/DECISIONS.md, power cuts). It exits on its
+            # own once it sees the mount gone, which under load can be after the first look: wait for it.
+            deadline = time.monotonic() + WATCHDOG_WAIT
             reaper.reap_orphans()
+            while watchdogs() and time.monotonic() < deadline:
+                time.sleep(0.02)
+                reaper.reap_orphans()
+
+
+#: How long stop() waits for a mount's fusermount3 watchdog to exit after the unmount (seconds).
+WATCHDOG_WAIT = 2.0
+
+
+def watchdogs() -> list[int]:
+    """Live fusermount3 processes reparented to this process (a stopped mount's auto_unmount watchdog)."""
+    me, session = os.getpid(), os.getsid(0)
+    found = []
+    for proc in reaper.snapshot().values():
+        if proc.ppid == me and proc.alive and proc.sid != session:
+            try:
+                if Path(f"/proc/{proc.pid}/comm").read_text().strip() == "fusermount3":
+                    found.append(proc.pid)
+            except OSError:
+                continue
+    return found
 
 
 @contextmanager
