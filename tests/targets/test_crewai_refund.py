@@ -43,3 +43,16 @@ def test_restoring_the_saved_state_runs_the_finished_method_again_so_even_its_ke
     assert start["key"] != resume["key"]
     assert after.verdict is Verdict.FAIL
     assert after.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
+
+
+def test_resume_of_a_finished_run_reports_its_result_and_refunds_nothing(forked):
+    # The recovery protocol plugpull checks first (issue 22): restoring a finished flow would run it again,
+    # so the app remembers the run ended (tests/targets/test_recovery_protocol.py, in CrewAI's environment).
+    from plugpull import checks
+    from plugpull.evidence import KillEvidence, Outcome
+    from plugpull.scenarios.kill_mid_tool import clean_run
+
+    clean = clean_run(variant("none"), SETTINGS, forked)
+    ev = KillEvidence(point="", start=Outcome(argv=[]), clean=clean, golden=list(clean.results))
+    assert checks.check_clean_run(ev) is None
+    assert clean.finished_effects == {} and clean.finished_results == clean.results

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import json
 import os
 import sys
 import tempfile
@@ -33,6 +34,8 @@ from pathlib import Path
 from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
 
 STATE_ID = "0c6f4a52-3a55-4c1e-9d0b-refund0a1001"
+# Written when the run finishes: resume of a finished run reports it instead of restoring the flow.
+FINISHED = "result.json"
 _key_variant = "none"
 
 
@@ -96,11 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
     offline_home(workdir)
     announce(framework="crewai", version=importlib.metadata.version("crewai"))  # plugpull
-    flow = build(workdir)()
-    if args.phase == "start":
-        final = flow.kickoff(inputs={"id": STATE_ID})
+    finished = workdir / FINISHED
+    if args.phase == "resume" and finished.exists():
+        # The recovery protocol's no-op (docs/agent-protocol.md): restoring a finished flow runs its @start
+        # method again (this finding's claim), so the app remembers that the run ended and reports its result.
+        log("resume: the run already finished: nothing to continue")
+        final = json.loads(finished.read_text())["final"]
     else:
-        final = flow.kickoff(restore_from_state_id=STATE_ID)
+        flow = build(workdir)()
+        if args.phase == "start":
+            final = flow.kickoff(inputs={"id": STATE_ID})
+        else:
+            final = flow.kickoff(restore_from_state_id=STATE_ID)
+        tmp = finished.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"final": final}))
+        os.replace(tmp, finished)
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean run's
     print(final, flush=True)
     return 0
