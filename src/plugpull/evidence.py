@@ -313,10 +313,17 @@ class CancelEvidence:
     aim: dict[str, Any] | None = None
     aim_problem: str | None = None  # the clean run has no such step: why (ERROR)
     chunks_before: int | None = None  # model-stream: chunks of the answer streamed before the held one
+    # Chunks the model streamed in start before the held step, and how many the consumer had marked shown
+    # (``chunk-shown``) when the cancel was ordered; None: the consumer does not mark them.
+    chunks_emitted: int = 0
+    chunks_shown: int | None = None
     sigkill: bool = False  # the "-then-sigkill" points: start was SIGKILLed right after the cancel landed
     held: dict[str, Any] | None = None  # the held call (provider.EffectCall.to_dict); None: never reached
     watchers: int = 0  # cancel watchers (client.wait_for_cancel) waiting when the cancel was ordered
     cancel: dict[str, Any] | None = None  # the agent's report (channel.cancels[0]); None: never reported
+    # The cancel was ordered while the step was held but reported only after the harness let the step go
+    # (the framework finished the running step first); False: it landed while the run was held there.
+    deferred: bool = False
     start: Outcome | None = None
     resume: Outcome | None = None
     counts: dict[str, int] = field(default_factory=dict)  # effects per name over start and the next turn

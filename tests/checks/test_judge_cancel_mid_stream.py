@@ -135,12 +135,23 @@ def test_an_agent_without_a_cancel_watcher_is_an_error():
 def test_a_cancel_never_reported_is_an_error_not_a_pass():
     judgement = judge_cancel_mid_stream(evidence(cancel=None))
     assert judgement.verdict is Verdict.ERROR
-    assert judgement.message.startswith("the cancel did not land at tool-after-effect")
+    assert judgement.message.startswith(
+        "the cancel was ordered at tool-after-effect (effect refund 1, after it) but never"
+    )
 
 
 def test_a_cancel_reported_after_the_run_was_let_go_is_an_error():
     report = {**evidence().cancel, "held_released": True}
     assert judge_cancel_mid_stream(evidence(cancel=report)).verdict is Verdict.ERROR
+
+
+def test_a_cancel_that_took_effect_only_once_the_step_was_let_go_is_judged_and_said_so():
+    report = {**evidence().cancel, "held_released": True}
+    judgement = judge_cancel_mid_stream(evidence(cancel=report, deferred=True))
+    assert judgement.verdict is Verdict.PASS
+    assert "; the cancel took effect only once the held step finished; " in judgement.message
+    killed = evidence(cancel=report, deferred=True, sigkill=True, point="tool-after-effect-then-sigkill")
+    assert judge_cancel_mid_stream(killed).verdict is Verdict.ERROR
 
 
 def test_a_cancel_reported_from_another_process_group_is_an_error():
@@ -174,3 +185,9 @@ def test_an_aim_the_clean_run_does_not_have_is_an_error_saying_why():
 def test_a_next_turn_that_does_not_report_the_saved_conversation_is_an_error():
     judgement = judge_cancel_mid_stream(evidence(conversation=None))
     assert judgement.verdict is Verdict.ERROR and "record_conversation" in judgement.message
+
+
+def test_a_consumer_that_had_not_shown_every_streamed_chunk_when_the_cancel_came_is_an_error():
+    judgement = judge_cancel_mid_stream(evidence(chunks_emitted=9, chunks_shown=7))
+    assert judgement.verdict is Verdict.ERROR and judgement.message.startswith("the consumer had shown 7 of the 9")
+    assert judge_cancel_mid_stream(evidence(chunks_emitted=9, chunks_shown=9)).verdict is Verdict.PASS

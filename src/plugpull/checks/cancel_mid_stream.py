@@ -71,15 +71,23 @@ def prove_cancel(ev: CancelEvidence) -> Judgement | None:
             "beside its stream?",
             show="start",
         )
+    if ev.chunks_shown is not None and ev.chunks_shown < ev.chunks_emitted:
+        return error(
+            f"the consumer had shown {ev.chunks_shown} of the {ev.chunks_emitted} chunks streamed before {where} "
+            "when the cancel was ordered (chunk-shown marks)",
+            show="start",
+        )
     report = ev.cancel
     if report is None:
         return error(
-            f"the cancel did not land at {where}: {_ended('start', start)} without reporting it "
+            f"the cancel was ordered at {where} but never landed: {_ended('start', start)} without reporting it "
             "(plugpull.client.record_cancel)",
             show="start",
         )
-    if report.get("held_released"):
+    if report.get("held_released") and not ev.deferred:
         return error(f"the held call at {where} was let go before the cancel was reported", show="start")
+    if ev.sigkill and ev.deferred:
+        return error(f"the cancel did not land while the run was held at {where}: nothing to SIGKILL after it")
     if ev.held.get("group") is not None and report.get("group") != ev.held.get("group"):
         return error(
             f"the cancel was reported from process group {report.get('group')}, not the held call's "
@@ -186,12 +194,21 @@ def judge_cancel_mid_stream(ev: CancelEvidence) -> Judgement:
         lost = lost_from(seen, ev.conversation)
     if lost:
         problems.append("the thread lost what the user saw before the cancel: " + ", ".join(lost))
+    if ev.deferred:
+        # Not a fault in itself: the line says it, since the run went past the point before it stopped.
+        problems_note = "the cancel took effect only once the held step finished"
+    else:
+        problems_note = ""
     if problems:
+        if problems_note:
+            problems.append(problems_note)
         if resume.returncode == 0 and not resume.timed_out:
             done = with_completion(Judgement(Verdict.PASS, ""), ev.golden, ev.resumed, ev.result_ignore, "resume")
             if done.verdict is Verdict.FAIL:
                 problems.append(done.message)
         return Judgement(Verdict.FAIL, "; ".join(problems), show)
     kept = f"the thread kept what the user saw ({describe_seen(seen)})"
-    passed = Judgement(Verdict.PASS, f"{effects.message}; next turn accepted; {kept}")
+    passed = Judgement(
+        Verdict.PASS, "; ".join(filter(None, [effects.message, "next turn accepted", kept, problems_note]))
+    )
     return with_completion(passed, ev.golden, ev.resumed, ev.result_ignore, "resume")

@@ -58,11 +58,16 @@ POINTS = (*CANCELS, *(p + THEN_SIGKILL for p in CANCELS))
 #: The boundary names a streaming agent marks (docs/agent-protocol.md, "cancel-mid-stream").
 CHUNK = "model-chunk"  # one "before" mark before each streamed chunk of a model's answer
 MODEL_CALL = "model-call"  # ``with boundary("model-call"):`` around each model call
+SHOWN = "chunk-shown"  # optional: one "before" mark after the consumer showed each chunk
 #: model-stream cancels after this many chunks of the final answer (fewer when the answer has fewer).
 K_CHUNKS = 2
 POLL = 0.01
 #: Seconds a run held at its point gets to connect a cancel watcher when none was waiting.
 WATCHER_GRACE = 2.0
+#: Seconds the cancel gets to land while the step is held; later, it landed only once the step was let go.
+CANCEL_GRACE = 5.0
+#: Seconds the consumer gets to show the chunks already streamed before the cancel is ordered.
+SHOWN_GRACE = 5.0
 
 
 def aim_of(point: str, trace: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, int | None, str | None]:
@@ -170,6 +175,24 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
     return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
 
 
+def wait_shown(provider: Any, aim: dict[str, Any], grace: float) -> tuple[int, int | None]:
+    """Chunks the model streamed before the held step, and how many the consumer has shown (None: it does not say).
+
+    A consumer that marks ``chunk-shown`` after showing each chunk lets the cancel wait (up to ``grace``
+    seconds) until everything streamed is on screen, so what the user saw does not depend on how far the
+    consumer had read its queue when the cancel came.
+    """
+
+    def counted(name: str) -> int:
+        return sum(1 for m in provider.marks if m.phase == "start" and m.name == name and m.edge == "before")
+
+    emitted = counted(CHUNK) - (1 if aim.get("name") == CHUNK else 0)
+    deadline = time.monotonic() + grace
+    while counted(SHOWN) < emitted and counted(SHOWN) and time.monotonic() < deadline:
+        time.sleep(POLL)
+    return emitted, (counted(SHOWN) if counted(SHOWN) else None)
+
+
 def cancel_at_held(channel: Channel, running: Running, ev: CancelEvidence, timeout: float) -> None:
     """Wait for the held step; order the cancel; wait for its report; let the run drain or SIGKILL it."""
     provider = channel.provider
@@ -180,24 +203,32 @@ def cancel_at_held(channel: Channel, running: Running, ev: CancelEvidence, timeo
     if provider.held is None:
         ev.start = running.wait(max(0.0, deadline - time.monotonic()))
         return
+    ev.chunks_emitted, ev.chunks_shown = wait_shown(provider, ev.aim, SHOWN_GRACE)
     waiting = channel.order_cancel()
     # A watcher that connects late is answered at once; with none waiting, a short grace for one.
-    deadline = time.monotonic() + (timeout if waiting else WATCHER_GRACE)
+    deadline = time.monotonic() + (CANCEL_GRACE if waiting else WATCHER_GRACE)
     while not channel.cancelled_event.wait(POLL):
         if running.poll() is not None or time.monotonic() > deadline:
             break
     ev.watchers = sum(1 for w in channel.cancel_watchers if w["phase"] == "start")
     ev.held = provider.held.to_dict()
     ev.cancel = channel.cancels[0] if channel.cancels else None
-    if ev.cancel is not None and ev.sigkill:
+    if ev.sigkill:
         # The server dies while draining: SIGKILL right after the cancel landed, the held call still held.
         ev.start = running.kill()
         return
-    # Let the held call go: the run drains (a tool thread the cancel did not stop completes its call).
+    # Let the held call go: the run drains (a tool thread the cancel did not stop completes its call). A
+    # framework that finishes the running step before it gives up (LangGraph's sync stream waits for its
+    # worker threads) reports the cancel only now: ``deferred``.
     channel.release_held()
+    if ev.cancel is None and ev.watchers:
+        deadline = time.monotonic() + timeout
+        while not channel.cancelled_event.wait(POLL):
+            if running.poll() is not None or time.monotonic() > deadline:
+                break
     ev.start = running.wait(timeout)
-    if ev.cancel is None:
-        ev.cancel = channel.cancels[0] if channel.cancels else None
+    if ev.cancel is None and channel.cancels:
+        ev.cancel, ev.deferred = channel.cancels[0], True
 
 
 def run_cancelled(
