@@ -191,3 +191,9 @@ def test_a_consumer_that_had_not_shown_every_streamed_chunk_when_the_cancel_came
     judgement = judge_cancel_mid_stream(evidence(chunks_emitted=9, chunks_shown=7))
     assert judgement.verdict is Verdict.ERROR and judgement.message.startswith("the consumer had shown 7 of the 9")
     assert judge_cancel_mid_stream(evidence(chunks_emitted=9, chunks_shown=9)).verdict is Verdict.PASS
+
+
+def test_a_sigkill_point_whose_cancel_was_not_reported_while_held_is_an_error_saying_why():
+    ev = evidence(point="tool-after-effect-then-sigkill", sigkill=True, cancel=None, start=ended(-signal.SIGKILL))
+    judgement = judge_cancel_mid_stream(ev)
+    assert judgement.verdict is Verdict.ERROR and "not reported while the run was held there" in judgement.message

@@ -58,3 +58,13 @@ def test_ctrl_c_in_a_sync_consumer_takes_effect_only_once_the_running_step_finis
     assert stream.evidence["start"]["returncode"] == 130
     assert stream.verdict is Verdict.PASS, stream.message
     assert "the cancel took effect only once the held step finished" in stream.message
+
+
+def test_an_app_that_finishes_the_cancelled_run_before_the_next_message_keeps_the_tool_result(runtime):
+    # stream(None, config) continues from the last checkpoint: the refund runs again with the same tool call id
+    # (the provider's key), its ToolMessage is saved, and the next turn's history is valid.
+    target = variant(cancel="task-cancel", durability="sync", next_turn="finish-first")
+    (tool,) = run_scenario(target, points=["tool-after-effect"], settings=SETTINGS, runtime=runtime)
+    assert tool.verdict is Verdict.PASS, tool.message
+    assert [m["role"] for m in tool.evidence["conversation"]] == ["user", "assistant", "tool", "assistant"]
+    assert tool.evidence["counts"] == {"refund": 1}

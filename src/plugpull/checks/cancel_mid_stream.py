@@ -78,6 +78,13 @@ def prove_cancel(ev: CancelEvidence) -> Judgement | None:
             show="start",
         )
     report = ev.cancel
+    if report is None and ev.sigkill:
+        return error(
+            f"the cancel was ordered at {where} but not reported while the run was held there, so start was "
+            "SIGKILLed without it (a framework that finishes its running step before it stops cannot be killed "
+            "right after its cancel)",
+            show="start",
+        )
     if report is None:
         return error(
             f"the cancel was ordered at {where} but never landed: {_ended('start', start)} without reporting it "

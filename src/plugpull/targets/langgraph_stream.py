@@ -23,7 +23,9 @@ server feature), so there is no "framework's own cancel" style here.
 
 start: the first turn, streamed. resume: the next turn: the conversation LangGraph saved
 (``get_state(config).values["messages"]``) is reported, then a new user message is streamed on the same
-thread, as a chat UI sends after a stop.
+thread, as a chat UI sends after a stop. With ``--next-turn finish-first`` the app first finishes a run the
+cancel stopped between steps (``get_state(config).next`` not empty): ``stream(None, config)``, LangGraph's
+way to continue a thread from its last checkpoint, then sends the new message.
 """
 
 from __future__ import annotations
@@ -190,6 +192,11 @@ async def run_async(args: argparse.Namespace, payload: dict, screen: Screen) -> 
         graph = build_graph(saver)
         if args.phase == "resume":
             state = await graph.aget_state(THREAD)
+            if args.next_turn == "finish-first" and state.next:
+                # The cancelled run stopped before its next step: finish it first, unseen, from its checkpoint.
+                async for _ in graph.astream(None, THREAD, durability=args.durability):
+                    pass
+                state = await graph.aget_state(THREAD)
             record_conversation(neutral(state.values.get("messages", [])))  # plugpull
         stream = graph.astream(payload, THREAD, stream_mode=["messages", "updates"], durability=args.durability)
         loop = asyncio.get_running_loop()
@@ -237,6 +244,9 @@ def run_sync(args: argparse.Namespace, payload: dict, screen: Screen) -> int:
     with sqlite3.connect(args.workdir / "checkpoints.sqlite", check_same_thread=False) as conn:
         graph = build_graph(SqliteSaver(conn))
         if args.phase == "resume":
+            if args.next_turn == "finish-first" and graph.get_state(THREAD).next:
+                for _ in graph.stream(None, THREAD, durability=args.durability):
+                    pass
             record_conversation(neutral(graph.get_state(THREAD).values.get("messages", [])))  # plugpull
         if args.phase == "start":
             watch(lambda: os.kill(os.getpid(), signal.SIGINT))  # Ctrl-C
@@ -262,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("style", choices=STYLES)
     parser.add_argument("--durability", choices=("sync", "async", "exit"), default="sync")
+    parser.add_argument(
+        "--next-turn",
+        choices=("new-message", "finish-first"),
+        default="new-message",
+        help="finish-first: when the thread's last run stopped before its next step (get_state().next), "
+        "finish it with stream(None) before the new message",
+    )
     parser.add_argument("phase", choices=("start", "resume"))
     args = parser.parse_args(argv)
     args.workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))

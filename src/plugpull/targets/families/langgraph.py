@@ -183,13 +183,23 @@ LANGGRAPH_STREAMED_LOST = Note(
 STREAM = FAMILY.built_in(
     "langgraph-stream",
     "langgraph_stream",
-    flags=("durability",),
+    flags=("durability", "next_turn"),
     scenario="cancel-mid-stream",
     notes=(LANGGRAPH_STREAMED_LOST,),
-    variants=tuple(
-        Variant(args=(style,), options={"cancel": style, "durability": durability})
-        for style in ("task-cancel", "aclose", "keyboard-interrupt")
-        for durability in ("sync", "async", "exit")
+    variants=(
+        *(
+            Variant(args=(style,), options={"cancel": style, "durability": durability})
+            for style in ("task-cancel", "aclose", "keyboard-interrupt")
+            for durability in ("sync", "async", "exit")
+        ),
+        # The app finishes the run the cancel stopped (stream(None)) before it sends the next message.
+        *(
+            Variant(
+                args=("task-cancel",),
+                options={"cancel": "task-cancel", "durability": durability, "next_turn": "finish-first"},
+            )
+            for durability in ("sync", "async", "exit")
+        ),
     ),
 )
 
