@@ -26,7 +26,7 @@ def runtime():
 
 
 def test_a_cancelled_task_loses_the_answer_it_streamed_and_leaves_the_tool_call_without_a_result(runtime):
-    target = variant(cancel="task-cancel", durability="sync")
+    target = variant(cancel="task-cancel", durability="sync", next_turn="new-message")
     points = ["model-stream", "tool-after-effect", "between-tool-and-model"]
     stream, tool, between = run_scenario(target, points=points, settings=SETTINGS, runtime=runtime)
     # langgraph#5672: the tokens of a model step that did not finish were shown, never saved.
@@ -49,7 +49,7 @@ def test_ctrl_c_in_a_sync_consumer_takes_effect_only_once_the_running_step_finis
     # LangGraph's sync stream runs its steps on worker threads and, leaving, waits for them
     # (langgraph/pregel/_executor.py, BackgroundExecutor.__exit__): the KeyboardInterrupt comes after the step.
     (stream,) = run_scenario(
-        variant(cancel="keyboard-interrupt", durability="sync"),
+        variant(cancel="keyboard-interrupt", durability="sync", next_turn="new-message"),
         points=["model-stream"],
         settings=SETTINGS,
         runtime=runtime,

@@ -1,13 +1,13 @@
 """LangGraph: the client cancels a streamed run, then the next turn is sent on the same thread.
 
-    python langgraph_cancel.py --point model-stream|tool-after-effect [--durability sync|async|exit]
+    python langgraph_cancel.py --point model-stream|tool-after-effect|after-final-answer [--durability sync|async|exit]
                                [--style task-cancel|keyboard-interrupt]
 
 Needs langgraph and langgraph-checkpoint-sqlite (AsyncSqliteSaver needs aiosqlite). A StateGraph (model
 node + ToolNode) with LangGraph's SQLite checkpointer in a temp dir; an offline model streams each word as
 a chunk (``_stream``, streamed by ``stream_mode="messages"``), asks for ``refund`` once, then answers. The
-run is held where the client cancels (a threading.Event inside the model at the 3rd chunk of its answer,
-or inside the tool right after its effect row), the consumer is cancelled (``task.cancel()`` on the
+run is held where the client cancels (a threading.Event inside the model at the 3rd chunk of its answer or
+after its last chunk, or inside the tool right after its effect row), the consumer is cancelled (``task.cancel()`` on the
 ``astream`` consumer, or SIGINT to a sync ``stream`` consumer), the hold is let go, and then:
 - the conversation LangGraph saved (``get_state(config).values["messages"]``) is compared with what the
   consumer had shown: streamed text of an AI message not in the thread is lost;
@@ -46,6 +46,8 @@ CONFIG = {"configurable": {"thread_id": "t1"}}
 at_point, go_on = threading.Event(), threading.Event()
 requests: list[list] = []
 args: argparse.Namespace
+# What the consumer has shown when the run is held at each point (the client cancels only after that).
+WANT = {"model-stream": "Order A-1001", "tool-after-effect": "now.", "after-final-answer": "refunded."}
 
 
 def dangling(messages: list) -> list[str]:
@@ -77,6 +79,10 @@ class Model(BaseChatModel):
                 at_point.set()
                 go_on.wait(30)
             yield ChatGenerationChunk(message=AIMessageChunk(content=word + " "))
+        if done and args.point == "after-final-answer" and not at_point.is_set():
+            # The whole answer has streamed; the model node has not returned yet.
+            at_point.set()
+            go_on.wait(30)
         if not done:
             call = {"name": "refund", "args": '{"order_id": "A-1001"}', "id": f"call_{uuid.uuid4().hex[:8]}"}
             yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[{**call, "index": 0}]))
@@ -136,7 +142,7 @@ async def turn_async(text: str, cancel: bool) -> tuple[dict, bool]:
         if cancel:
             await asyncio.to_thread(at_point.wait, 30)
             # The user has seen what was streamed before the hold: wait until the consumer has shown it.
-            want = "Order A-1001" if args.point == "model-stream" else "now."
+            want = WANT[args.point]
             while not any(want in t for t in seen.values()) and not task.done():
                 await asyncio.sleep(0.01)
             task.cancel()
@@ -155,7 +161,7 @@ def turn_sync(text: str, cancel: bool) -> tuple[dict, bool]:
 
         def interrupt():
             if at_point.wait(30):
-                want = "Order A-1001" if args.point == "model-stream" else "now."
+                want = WANT[args.point]
                 for _ in range(3000):  # until the consumer has shown what was streamed before the hold
                     if any(want in t for t in list(seen.values())):
                         break
@@ -191,7 +197,7 @@ def saved_sync() -> list:
 def main() -> int:
     global args
     parser = argparse.ArgumentParser()
-    parser.add_argument("--point", choices=("model-stream", "tool-after-effect"), required=True)
+    parser.add_argument("--point", choices=tuple(WANT), required=True)
     parser.add_argument("--durability", choices=("sync", "async", "exit"), default="sync")
     parser.add_argument("--style", choices=("task-cancel", "keyboard-interrupt"), default="task-cancel")
     args = parser.parse_args()

@@ -188,7 +188,9 @@ STREAM = FAMILY.built_in(
     notes=(LANGGRAPH_STREAMED_LOST,),
     variants=(
         *(
-            Variant(args=(style,), options={"cancel": style, "durability": durability})
+            # next_turn=new-message (the flag's default) is named so a claim can tell these lines from the
+            # finish-first ones below (claims match on the options they list).
+            Variant(args=(style,), options={"cancel": style, "durability": durability, "next_turn": "new-message"})
             for style in ("task-cancel", "aclose", "keyboard-interrupt")
             for durability in ("sync", "async", "exit")
         ),
