@@ -73,6 +73,13 @@ TINY = {
         "targets": ["crewai"],
         "options": {"key": ["none"]},
     },
+    # Four frameworks: LangGraph's stream target (in the default environment), a task cancel between the tool
+    # and the next model call, the next message sent as is.
+    "cancel-mid-stream": {
+        "points": ["between-tool-and-model"],
+        "targets": ["langgraph-stream"],
+        "options": {"cancel": ["task-cancel"], "durability": ["sync"], "next_turn": ["new-message"]},
+    },
 }
 # What the record's lines are called when a point expands into one line per boundary.
 LINES = {"boundary-map": ["after effect refund 1"]}
