@@ -98,6 +98,19 @@ class Channel:
         self.results: list[dict] = []
         self.gate = Gate()
         self.errors: list[str] = []
+        # cancel-mid-stream (issue 23). ``validate``: messages -> the reason a provider refuses them, or
+        # None (set by the scenario: plugpull.checks.history); every model request and saved
+        # conversation an agent reports, with its phase; the agent's cancel watchers, answered
+        # together by order_cancel(); the cancels the agents reported, with how the held call stood.
+        self.validate: Any = None
+        self.model_requests: list[dict] = []
+        self.conversations: list[dict] = []
+        self.cancels: list[dict] = []
+        self.cancel_watchers: list[dict] = []
+        self.cancelled_event = threading.Event()
+        self._cancel_order = threading.Event()
+        self._cancel_phase: str | None = None
+        self._release = threading.Event()
         self._dir = socket_dir("plugpull-chan-")
         self.path = str(self._dir / "s")
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -238,9 +251,10 @@ class Channel:
                 main_thread=main if isinstance(main, bool) else None,
             )
             if hold:
-                self._wait_closed(conn)
-                self.provider.mark_closed(call)
-                return False
+                if self._wait_closed(conn):
+                    self.provider.mark_closed(call)
+                    return False
+                self.provider.release(call)  # released after a cancel landed: the call completes
             return self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
         elif op == "boundary":
             name, edge = request.get("name"), request.get("edge")
@@ -254,9 +268,10 @@ class Channel:
             main = request.get("main_thread")
             mark.main_thread = main if isinstance(main, bool) else None
             if hold:
-                self._wait_closed(conn)
-                self.provider.mark_closed(mark)
-                return False
+                if self._wait_closed(conn):
+                    self.provider.mark_closed(mark)
+                    return False
+                self.provider.release(mark)
             return self._reply(conn, {"ok": True})
         elif op == "gate":
             if self.gate.arrive(pid):
@@ -274,6 +289,45 @@ class Channel:
             group = group_of(pid) if pid else None
             with self._lock:
                 self.results.append({"phase": self.phase, "pid": pid, "group": group, "value": request["value"]})
+            return self._reply(conn, {"ok": True})
+        elif op in ("model-request", "conversation"):
+            messages = request.get("messages")
+            rejected = self.validate(messages) if (op == "model-request" and self.validate is not None) else None
+            entry = {"phase": self.phase, "pid": pid, "messages": messages}
+            with self._lock:
+                if op == "model-request":
+                    self.model_requests.append({**entry, "rejected": rejected})
+                else:
+                    self.conversations.append(entry)
+            return self._reply(conn, {"ok": True, **({"rejected": rejected} if rejected else {})})
+        elif op == "cancel-wait":
+            watcher = {"phase": self.phase, "pid": pid, "group": group_of(pid) if pid else None}
+            with self._lock:
+                self.cancel_watchers.append(watcher)
+            # Only the phase the cancel was ordered in walks away; the next turn's watcher waits on.
+            while not (self._cancel_order.wait(0.05) and self._cancel_phase == watcher["phase"]):
+                if self._closed.is_set():
+                    return False
+            with self._lock:
+                watcher["ordered"] = True
+            return self._reply(conn, {"ok": True, "cancel": True})
+        elif op == "cancelled":
+            held = self.provider.held
+            report = {
+                "phase": self.phase,
+                "pid": pid,
+                "group": group_of(pid) if pid else None,
+                "style": request.get("style") if isinstance(request.get("style"), str) else None,
+                "seen": request.get("seen") if isinstance(request.get("seen"), dict) else {},
+                "ordered": self._cancel_order.is_set(),
+                # How the held call stood when the cancel's report arrived: the proof it landed there.
+                "held": None if held is None else held.to_dict(),
+                "held_released": None if held is None else held.released,
+                "held_open": None if held is None else held.closed_at is None,
+            }
+            with self._lock:
+                self.cancels.append(report)
+            self.cancelled_event.set()
             return self._reply(conn, {"ok": True})
         elif op == "store" and self.store is not None:
             method = request.get("method")
@@ -303,12 +357,33 @@ class Channel:
                 if (phase is None or r["phase"] == phase) and (group is None or r["group"] == group)
             ]
 
-    def _wait_closed(self, conn: socket.socket) -> None:
-        """Block until the caller's end closes (its process died) or the channel closes."""
+    def order_cancel(self) -> int:
+        """Answer every cancel watcher (``client.wait_for_cancel``): the client walks away now.
+
+        Returns how many watchers were waiting; later ones are answered at once."""
+        self._cancel_phase = self.phase
+        self._cancel_order.set()
+        with self._lock:
+            return sum(1 for w in self.cancel_watchers if "ordered" not in w)
+
+    def release_held(self) -> None:
+        """Answer the held call (and any later one held) instead of waiting for its caller to die."""
+        self._release.set()
+
+    def _wait_closed(self, conn: socket.socket) -> bool:
+        """Block until the caller's end closes (its process died: True) or the channel closes (True),
+        or the held call is released (False: the caller gets its answer)."""
+        conn.settimeout(0.05)
         while not self._closed.is_set():
+            if self._release.is_set():
+                conn.settimeout(None)
+                return False
             try:
                 chunk = conn.recv(4096)
+            except TimeoutError:
+                continue
             except OSError:
-                return
+                return True
             if not chunk:
-                return
+                return True
+        return True

@@ -325,6 +325,69 @@ class boundary:  # noqa: N801 - used like a function: `with boundary("model-call
             mark_boundary(self.name, "after")
 
 
+class RequestRejected(PlugpullError):
+    """The model request's history is one a real provider API refuses (HTTP 400): raised by a strict
+    scripted model through :func:`check_model_request`. Its message says which rule and quotes the API."""
+
+
+def check_model_request(messages: list[dict[str, Any]]) -> None:
+    """Report the history a model call is about to send, and refuse it as a real provider would.
+
+    ``messages``: the request's conversation as neutral messages (``role``, ``content``, ``tool_calls``
+    with ``id`` and ``name``, ``tool_call_id``; docs/agent-protocol.md). plugpull keeps every request as
+    evidence and answers whether a provider would accept it; raises :class:`RequestRejected` when not
+    (an assistant tool call without its result, a result without its call, two assistant turns in a row).
+    Does nothing outside a plugpull run.
+    """
+    if not os.environ.get(SOCKET_ENV):
+        return
+    rejected = _request({"op": "model-request", "messages": messages}).get("rejected")
+    if rejected:
+        raise RequestRejected(f"400 Bad Request: {rejected}")
+
+
+def record_conversation(messages: list[dict[str, Any]]) -> None:
+    """Report the conversation the framework saved, read through its own API, as neutral messages.
+
+    cancel-mid-stream's ``resume`` calls it before it sends the next turn: what the user saw streamed
+    before the cancel is looked for in it. Does nothing outside a plugpull run.
+    """
+    if not os.environ.get(SOCKET_ENV):
+        return
+    _request({"op": "conversation", "messages": messages})
+
+
+def wait_for_cancel() -> bool:
+    """Block until plugpull tells this run's client to walk away; True then (cancel-mid-stream).
+
+    Call it from a watcher thread beside the stream's consumer: when it returns True, cancel the
+    stream the way your client does (cancel the task, close the generator, the framework's cancel,
+    KeyboardInterrupt), then call :func:`record_cancel`. plugpull answers it only while the run is
+    held at the line's cancel point; it returns False outside a plugpull run or when the harness
+    goes away without asking for a cancel (a run that is not cancelled).
+    """
+    if not os.environ.get(SOCKET_ENV):
+        return False
+    try:
+        return bool(_request({"op": "cancel-wait"}).get("cancel"))
+    except ChannelClosed:
+        return False
+
+
+def record_cancel(style: str, seen: dict[str, Any]) -> None:
+    """Report that the cancel landed: the consumer stopped reading (``style``: how it cancelled).
+
+    ``seen``: what the user had on screen when the cancel landed (``{"text": [...], "tool_calls":
+    [...], "tool_results": [...]}``: the streamed text of each assistant message, and the tool call ids
+    whose call and whose result were shown). plugpull checks that this report comes while the run is
+    still held at the cancel point (the proof the cancel landed there), then lets the run drain, or
+    SIGKILLs it at a ``...-then-sigkill`` point. Does nothing outside a plugpull run.
+    """
+    if not os.environ.get(SOCKET_ENV):
+        return
+    _request({"op": "cancelled", "style": style, "seen": seen})
+
+
 def announce(**info: str | int | float) -> None:
     """Tell the harness facts read inside this process (framework and version, options).
 

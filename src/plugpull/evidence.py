@@ -304,3 +304,64 @@ class PowerLossEvidence(BoundaryEvidence):
     mount_error: str | None = None  # the mount failed for another reason (or stayed mounted): ERROR
     cut_error: str | None = None  # the cut (or mounting again for resume) failed: the model cannot be trusted
     cut: dict[str, Any] | None = None
+
+
+@dataclass
+class CancelRun:
+    """cancel-mid-stream's clean run: ``start`` and the next turn (``resume``) with nothing cancelled."""
+
+    start: Outcome
+    resume: Outcome | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # effects per name over both turns; each must be 1
+    announced: list[dict[str, Any]] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)  # the next turn's record_result values: the golden result
+    start_results: list[Any] = field(default_factory=list)
+    # start's effect calls and boundary marks in arrival order: where each cancel point is (not in to_dict).
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    conversation: list[dict[str, Any]] | None = None  # what the next turn read as saved after start
+    rejected: list[str] = field(default_factory=list)  # model requests a provider would refuse, in any phase
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("trace")
+        return without_output(data)
+
+
+@dataclass
+class CancelEvidence:
+    """cancel-mid-stream at one point: start held at the point, the client's cancel, then the next turn."""
+
+    point: str
+    timeout: float
+    clean: CancelRun | None = None
+    # The held step the cancel is aimed at: {"kind": "effect"|"mark", "name", "n", "side"} picked from
+    # the clean start's trace, and why it is that one (e.g. "after 2 of the final answer's 5 chunks").
+    aim: dict[str, Any] | None = None
+    aim_problem: str | None = None  # the clean run has no such step: why (ERROR)
+    chunks_before: int | None = None  # model-stream: chunks of the answer streamed before the held one
+    # Chunks the model streamed in start before the held step, and how many the consumer had marked shown
+    # (``chunk-shown``) when the cancel was ordered; None: the consumer does not mark them.
+    chunks_emitted: int = 0
+    chunks_shown: int | None = None
+    sigkill: bool = False  # the "-then-sigkill" points: start was SIGKILLed right after the cancel landed
+    held: dict[str, Any] | None = None  # the held call (provider.EffectCall.to_dict); None: never reached
+    watchers: int = 0  # cancel watchers (client.wait_for_cancel) waiting when the cancel was ordered
+    cancel: dict[str, Any] | None = None  # the agent's report (channel.cancels[0]); None: never reported
+    # The cancel was ordered while the step was held but reported only after the harness let the step go
+    # (the framework finished the running step first); False: it landed while the run was held there.
+    deferred: bool = False
+    start: Outcome | None = None
+    resume: Outcome | None = None
+    counts: dict[str, int] = field(default_factory=dict)  # effects per name over start and the next turn
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    conversation: list[dict[str, Any]] | None = None  # the saved conversation the next turn read
+    requests: list[dict[str, Any]] = field(default_factory=list)  # the next turn's model requests
+    golden: list[Any] = field(default_factory=list)
+    resumed: list[Any] = field(default_factory=list)
+    result_ignore: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.clean is not None:
+            data["clean"] = self.clean.to_dict()
+        return without_output(data)

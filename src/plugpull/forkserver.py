@@ -192,7 +192,9 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
         # Nothing of the server (its listener, other children's connections) stays open in
         # the child: a lingering child must not hold another child's exit report open.
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # Python's own handler, as a cold interpreter starts with: Ctrl-C is a KeyboardInterrupt the agent may
+        # catch (cancel-mid-stream's sync consumer does); an uncaught one still ends the process by SIGINT.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])  # as process.sigint_reset
         os.environ.clear()
         os.environ.update(request["env"])

@@ -53,6 +53,9 @@ class EffectCall:
     edge: str | None = None  # a mark's side of its step: "before" or "after"
     at: float = 0.0  # monotonic time the call arrived (where a random kill landed is read from it)
     main_thread: bool | None = None  # sent from the caller's main thread (None: not said, an older client)
+    # cancel-mid-stream: the held call was answered after the client's cancel landed (the run drains);
+    # a held before-effect call is recorded then, as a request already sent completes at a real API.
+    released: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -70,6 +73,7 @@ class EffectCall:
                 if self.kind != "effect"
                 else ({} if self.main_thread is None else {"main_thread": self.main_thread})
             ),
+            **({"released": True} if self.released else {}),
         }
 
 
@@ -318,6 +322,14 @@ class Provider:
             self._effects[ident] = 0
             call.recorded = True
         self._effects[ident] += 1
+
+    def release(self, call: EffectCall) -> None:
+        """Let a held call go on (cancel-mid-stream, after the cancel landed): a held ``before-effect``
+        call is recorded now, as the request it stands for completes at the API; the channel answers it."""
+        with self._lock:
+            call.released = True
+            if call.kind == "effect" and call.held_at == "before-effect" and not call.recorded:
+                self._record(call)
 
     def answer(self, call: EffectCall) -> dict:
         """The reply to an answered call: what the provider now knows of that effect."""

@@ -82,6 +82,13 @@ TINY = {
     },
     # PostgreSQL: DBOS without a key, killed after the refund, on the cluster the notebook starts itself.
     "postgresql-stores": {"points": ["after-effect"], "targets": ["dbos-postgresql"], "options": {"key": ["none"]}},
+    # Four frameworks: LangGraph's stream target (in the default environment), a task cancel between the tool
+    # and the next model call, the next message sent as is.
+    "cancel-mid-stream": {
+        "points": ["between-tool-and-model"],
+        "targets": ["langgraph-stream"],
+        "options": {"cancel": ["task-cancel"], "durability": ["sync"], "next_turn": ["new-message"]},
+    },
 }
 # Findings whose notebook starts a throwaway server (plugpull.postgres): skipped, saying why, where none can start.
 NEEDS_SERVER = {"postgresql-stores"}

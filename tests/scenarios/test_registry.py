@@ -22,6 +22,7 @@ def test_the_built_in_scenarios_in_the_order_they_are_listed():
         "every-boundary",
         "resume-after-upgrade",
         "power-loss",
+        "cancel-mid-stream",
     ]
     assert DEFAULT_SCENARIO == "kill-mid-tool"
 

@@ -26,6 +26,41 @@ def outcome(returncode=0, timed_out=False) -> dict:
     return {"argv": [], "returncode": returncode, "timed_out": timed_out, "spawn_error": None, "seconds": 1.0}
 
 
+# cancel-mid-stream, LangGraph: langgraph#5672 only when streamed text the user saw is not in the saved thread.
+
+
+def cancelled(texts: list[str], saved_answer: str | None = None) -> dict:
+    saved = [
+        {"role": "user", "content": "Please refund order A-1001."},
+        {"role": "assistant", "content": "I will refund.", "tool_calls": [{"id": "c1", "name": "refund"}]},
+        {"role": "tool", "content": "refunded", "tool_call_id": "c1"},
+    ]
+    if saved_answer:
+        saved.append({"role": "assistant", "content": saved_answer})
+    return {"cancel": {"seen": {"text": texts, "tool_calls": ["c1"], "tool_results": ["c1"]}}, "conversation": saved}
+
+
+def test_langgraph_stream_cites_5672_when_the_streamed_answer_is_not_in_the_thread():
+    (text,) = notes_on("langgraph-stream", "FAIL", "model-stream", cancelled(["I will ", "Order "]))
+    assert text.startswith("langgraph#5672")
+
+
+@pytest.mark.parametrize(
+    "ev",
+    [
+        cancelled(["I will ", "Order "], saved_answer="Order A-1001 is refunded."),  # the answer was saved
+        {
+            "cancel": {"seen": {"text": ["I will "], "tool_results": ["c9"]}},
+            "conversation": cancelled([])["conversation"],
+        },
+        {"cancel": None, "conversation": None},  # the next turn did not report the thread
+    ],
+    ids=["kept", "only-a-tool-result-lost", "unknown"],
+)
+def test_langgraph_stream_says_nothing_of_5672_when_the_text_is_kept_or_unknown(ev):
+    assert notes_on("langgraph-stream", "FAIL", "model-stream", ev) == []
+
+
 # kill-mid-tool, LangGraph without a key: "resume refunded again".
 
 
@@ -358,5 +393,6 @@ def test_every_built_in_note_has_words_a_condition_and_a_case_above_where_it_att
         ),
     ]
     declared = {note.text: note for b in BUILT_INS.values() for t in b.variants for note in t.notes}
+    attaching.append(notes_on("langgraph-stream", "FAIL", "model-stream", cancelled(["I will ", "Order "])))
     assert declared and all(note.condition and note.text for note in declared.values())
     assert set(declared) == {text for texts in attaching for text in texts}

@@ -5,6 +5,7 @@ Tests hit them with hand-built evidence (Jepsen's ok-op / info-op style). The na
 re-exported so a scenario reads ``checks.judge_kill_mid_tool(ev)``.
 """
 
+from plugpull.checks.cancel_mid_stream import judge_cancel_mid_stream, lost_from, prove_cancel
 from plugpull.checks.completion import (
     NOT_CHECKED,
     check_golden,
@@ -77,5 +78,8 @@ __all__ = [
     "prove_kill",
     "prove_saves",
     "prove_probe",
+    "judge_cancel_mid_stream",
+    "lost_from",
+    "prove_cancel",
     "prove_store_fault",
 ]

@@ -9,6 +9,7 @@ line and the renderings then know it too.
 from __future__ import annotations
 
 from plugpull.scenarios import (
+    cancel_mid_stream,
     every_boundary,
     kill_mid_tool,
     lost_session_write,
@@ -29,5 +30,6 @@ REGISTRY = Registry(
         every_boundary.SCENARIO,
         resume_after_upgrade.SCENARIO,
         power_loss.SCENARIO,
+        cancel_mid_stream.SCENARIO,
     ]
 )

@@ -57,5 +57,15 @@ APPROVAL_POSTGRESQL = FAMILY.built_in(
     server=URL_ENV,
 )
 
-BUILT_INS = (REFUND, APPROVAL, APPROVAL_POSTGRESQL)
+# cancel-mid-stream (issue 23): run_async streamed (StreamingMode.SSE) on SqliteSessionService, cancelled with the
+# run's abort_signal (ADK seals an aborted invocation: google/adk/events/_abort_events.py gives each dangling
+# function call a synthetic error response) or by cancelling the consumer's task (no sealing).
+STREAM = FAMILY.built_in(
+    "google-adk-stream",
+    "google_adk_stream",
+    scenario="cancel-mid-stream",
+    variants=tuple(Variant(args=(style,), options={"cancel": style}) for style in ("abort", "task-cancel")),
+)
+
+BUILT_INS = (REFUND, APPROVAL, APPROVAL_POSTGRESQL, STREAM)
 UPGRADE = None

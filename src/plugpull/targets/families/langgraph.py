@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from plugpull import notes as n
+from plugpull.checks.cancel_mid_stream import lost_from
 from plugpull.notes import Note
 from plugpull.targets.families import Family, Variant, recover_ran_it_again, refunded_again
 
@@ -156,7 +157,55 @@ SIBLINGS = FAMILY.built_in(
     ],
 )
 
-BUILT_INS = (REFUND, APPROVAL, FUNCTIONAL, SIBLINGS)
+# cancel-mid-stream (issue 23). https://github.com/langchain-ai/langgraph/issues/5672 (open, labelled bug): "Run
+# cancellation causes loss of streamed state not yet persisted as a checkpoint". In its thread a contributor
+# re-tested on 1.2.11: graph state the user saw is persisted, while "messages"-mode chunks (the streamed tokens
+# of a model call that did not finish) were never graph state.
+LANGGRAPH_5672 = "https://github.com/langchain-ai/langgraph/issues/5672"
+
+
+def streamed_text_lost(result) -> bool:
+    """Streamed text the consumer showed before the cancel is in no saved AI message (checks.lost_from)."""
+    ev = result.evidence
+    seen, saved = (ev.get("cancel") or {}).get("seen"), ev.get("conversation")
+    if not seen or saved is None:
+        return False
+    return any(part.startswith("streamed text") for part in lost_from(seen, saved))
+
+
+LANGGRAPH_STREAMED_LOST = Note(
+    text="langgraph#5672: a cancelled run loses streamed state not yet persisted as a checkpoint",
+    url=LANGGRAPH_5672,
+    condition="text the consumer showed before the cancel is in no AI message of the saved conversation",
+    holds=streamed_text_lost,
+)
+
+STREAM = FAMILY.built_in(
+    "langgraph-stream",
+    "langgraph_stream",
+    flags=("durability", "next_turn"),
+    scenario="cancel-mid-stream",
+    notes=(LANGGRAPH_STREAMED_LOST,),
+    variants=(
+        *(
+            # next_turn=new-message (the flag's default) is named so a claim can tell these lines from the
+            # finish-first ones below (claims match on the options they list).
+            Variant(args=(style,), options={"cancel": style, "durability": durability, "next_turn": "new-message"})
+            for style in ("task-cancel", "aclose", "keyboard-interrupt")
+            for durability in ("sync", "async", "exit")
+        ),
+        # The app finishes the run the cancel stopped (stream(None)) before it sends the next message.
+        *(
+            Variant(
+                args=("task-cancel",),
+                options={"cancel": "task-cancel", "durability": durability, "next_turn": "finish-first"},
+            )
+            for durability in ("sync", "async", "exit")
+        ),
+    ),
+)
+
+BUILT_INS = (REFUND, APPROVAL, FUNCTIONAL, SIBLINGS, STREAM)
 
 # resume-after-upgrade: durability="sync": the model's tool call is checkpointed before the tool runs, so
 # the line is deterministic (with "async" it is a race, docs/stability.md) and only the upgrade can change it.

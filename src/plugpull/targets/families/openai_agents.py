@@ -96,7 +96,21 @@ SIBLINGS = FAMILY.built_in(
     result_ignore=("reply_id",),
 )
 
-BUILT_INS = (APP, APPROVAL, SIBLINGS)
+# cancel-mid-stream (issue 23): Runner.run_streamed with a SQLiteSession, cancelled by its client: the SDK's own
+# result.cancel() in both modes (agents/result.py), or the consumer's task cancelled. The script's "aclose" style
+# is no variant: closing stream_events() waits for the run to finish (agents/result.py, stream_events' finally:
+# "Ensure main execution completes before cleanup"), so its report can only come after the held step is let go
+# (findings/cancel-mid-stream/witness/openai_agents_cancel_stream.py --how aclose: the run completes).
+STREAM = FAMILY.built_in(
+    "openai-agents-stream",
+    "openai_agents_stream",
+    scenario="cancel-mid-stream",
+    variants=tuple(
+        Variant(args=(style,), options={"cancel": style}) for style in ("cancel", "cancel-after-turn", "task-cancel")
+    ),
+)
+
+BUILT_INS = (APP, APPROVAL, SIBLINGS, STREAM)
 
 # resume-after-upgrade: RunState JSON saved (approved) before the tool runs, restored by the other release.
 UPGRADE = FAMILY.built_in(

@@ -38,5 +38,20 @@ APPROVAL = FAMILY.built_in(
     notes=(recover_ran_it_again(PYDANTIC_AI_INLINE, PYDANTIC_AI_DBOS),),
 )
 
-BUILT_INS = (REFUND, APPROVAL)
+# cancel-mid-stream (issue 23): agent.iter streamed node by node, the history kept by the app (Pydantic AI has no
+# conversation store of its own). RunCancelled's docstring (pydantic_ai/exceptions.py): everything the run
+# completed "is preserved in all_messages() ... any tool calls that never produced a result are automatically
+# closed out with synthesized outcome='interrupted' returns before the history is sent to a model."
+STREAM = FAMILY.built_in(
+    "pydantic-ai-stream",
+    "pydantic_ai_stream",
+    flags=("save",),
+    scenario="cancel-mid-stream",
+    variants=tuple(
+        Variant(args=(style,), options={"cancel": style, "save": save})
+        for style, save in (("token", "on-cancel"), ("task-cancel", "on-cancel"), ("token", "end"))
+    ),
+)
+
+BUILT_INS = (REFUND, APPROVAL, STREAM)
 UPGRADE = None

@@ -1,0 +1,282 @@
+"""cancel-mid-stream: the client walks away while the answer streams (issue 23, langgraph#5672).
+
+Clients cancel all the time: a closed tab, an SSE disconnect, a gateway timeout, a stop button.
+https://github.com/langchain-ai/langgraph/issues/5672 says what the user already saw streamed can be
+gone from the thread afterwards; other graph frameworks left an assistant tool call without its result,
+which the next turn's provider request is refused for (HTTP 400).
+
+One line, at one point:
+
+1. A clean run, once per target: ``COMMAND start`` (one turn, streamed, nothing cancelled), then
+   ``COMMAND resume`` (the next turn on the same conversation). Its effects over both turns are what a
+   run owes; the next turn's result is the golden one; start's trace (effect calls and boundary marks)
+   says where each point is.
+2. ``COMMAND start`` with the provider holding the point's step (an effect call, or a boundary mark:
+   ``model-chunk`` before each streamed chunk, ``model-call`` around each model call). While it is held,
+   the harness answers the agent's cancel watcher (``client.wait_for_cancel``); the agent cancels its
+   stream the way its client does and reports it (``client.record_cancel``, with what the user saw). The
+   report arriving while the step is still held is the proof the cancel landed there. Then the held call
+   is let go (the run drains: a tool thread the cancel did not stop completes its request) or, at a
+   ``-then-sigkill`` point, start's process group is SIGKILLed at once (the server died while draining).
+3. ``COMMAND resume``: the next turn, with the framework's own API, on the same conversation. It reports
+   the conversation the framework saved (``client.record_conversation``) and each model request
+   (``client.check_model_request``; refused as a strict provider would).
+
+Gathers evidence only; the verdict is checks.judge_cancel_mid_stream's (docs/DECISIONS.md,
+"cancel-mid-stream (issue 23)").
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from plugpull.channel import Channel
+from plugpull.checks.cancel_mid_stream import check_clean_cancel_run, judge_cancel_mid_stream, prove_cancel
+from plugpull.checks.history import request_problem
+from plugpull.client import BOUNDARIES_ENV
+from plugpull.evidence import CancelEvidence, CancelRun, Outcome
+from plugpull.process import Running, reaping
+from plugpull.results import Result, Verdict
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios.contract import Recovery, Scenario
+from plugpull.targets import Target
+
+NAME = "cancel-mid-stream"
+
+#: Where the client cancels. model-stream: after K_CHUNKS chunks of the final answer (the last model
+#: call's stream); tool-before-effect / tool-after-effect: while the first effect call is held, before
+#: or after it is recorded; between-tool-and-model: at the first model call after that effect, before it
+#: begins; after-final-answer: once the last model call has streamed everything, before its step returns.
+CANCELS = ("model-stream", "tool-before-effect", "tool-after-effect", "between-tool-and-model", "after-final-answer")
+#: The same points with start SIGKILLed right after the cancel landed: it dies while draining.
+THEN_SIGKILL = "-then-sigkill"
+POINTS = (*CANCELS, *(p + THEN_SIGKILL for p in CANCELS))
+
+#: The boundary names a streaming agent marks (docs/agent-protocol.md, "cancel-mid-stream").
+CHUNK = "model-chunk"  # one "before" mark before each streamed chunk of a model's answer
+MODEL_CALL = "model-call"  # ``with boundary("model-call"):`` around each model call
+SHOWN = "chunk-shown"  # optional: one "before" mark after the consumer showed each chunk
+#: model-stream cancels after this many chunks of the final answer (fewer when the answer has fewer).
+K_CHUNKS = 2
+POLL = 0.01
+#: Seconds a run held at its point gets to connect a cancel watcher when none was waiting.
+WATCHER_GRACE = 2.0
+#: Seconds the cancel gets to land while the step is held; later, it landed only once the step was let go.
+CANCEL_GRACE = 5.0
+#: Seconds the consumer gets to show the chunks already streamed before the cancel is ordered.
+SHOWN_GRACE = 5.0
+
+
+def aim_of(point: str, trace: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, int | None, str | None]:
+    """The held step of ``point`` in a clean start's trace: (step, chunks streamed before it, problem).
+
+    The step is ``{"kind", "name", "n", "side"}`` as ``Provider.arm_step`` takes it (n counts that
+    name's calls, marks with that edge only). ``problem`` says why the trace has no such step.
+    """
+    base = point.removesuffix(THEN_SIGKILL)
+    effects = [e for e in trace if e.get("kind", "effect") == "effect"]
+
+    def marks(name: str, edge: str) -> list[dict[str, Any]]:
+        return [e for e in trace if e.get("kind") == "mark" and e.get("name") == name and e.get("edge") == edge]
+
+    if base in ("tool-before-effect", "tool-after-effect"):
+        if not effects:
+            return None, None, "the clean run made no record_effect call: no tool to cancel in"
+        side = "before" if base == "tool-before-effect" else "after"
+        return {"kind": "effect", "name": effects[0]["name"], "n": 1, "side": side}, None, None
+    befores, afters = marks(MODEL_CALL, "before"), marks(MODEL_CALL, "after")
+    if not befores or not afters:
+        return (
+            None,
+            None,
+            f"the clean run marked no {MODEL_CALL} boundary: wrap each model call in plugpull.boundary({MODEL_CALL!r})",
+        )
+    if base == "between-tool-and-model":
+        if not effects:
+            return None, None, "the clean run made no record_effect call: no tool to cancel after"
+        later = [i for i, m in enumerate(befores, 1) if m["seq"] > effects[0]["seq"]]
+        if not later:
+            return None, None, f"the clean run made no model call after its first effect ({effects[0]['name']})"
+        return {"kind": "mark", "name": MODEL_CALL, "n": later[0], "side": "before"}, None, None
+    if base == "after-final-answer":
+        return {"kind": "mark", "name": MODEL_CALL, "n": len(afters), "side": "after"}, None, None
+    last = befores[-1]["seq"]
+    chunks = marks(CHUNK, "before")
+    answer = [i for i, c in enumerate(chunks, 1) if c["seq"] > last]
+    if len(answer) < 2:
+        return (
+            None,
+            None,
+            f"the final answer streamed {len(answer)} chunk(s) marked {CHUNK}: model-stream needs 2 or more "
+            f"(plugpull.client.mark_boundary({CHUNK!r}, 'before') before each chunk)",
+        )
+    before = min(K_CHUNKS, len(answer) - 1)
+    return {"kind": "mark", "name": CHUNK, "n": answer[before], "side": "before"}, before, None
+
+
+def clean_run(target: Target, settings: Settings, runtime: Runtime) -> CancelRun:
+    """start, then the next turn, nothing cancelled (once per target and settings)."""
+    key = ("cancel-clean", target.argv, settings.cwd, settings.timeout)
+    return runtime.once(key, lambda: run_clean(target, settings, runtime))
+
+
+def _spawned(runtime: Runtime, argv: list[str], env: dict[str, str], settings: Settings, spawned: list) -> Any:
+    running = runtime.spawn(argv, env=env, cwd=settings.cwd)
+    spawned.append(running)
+    return running
+
+
+def run_clean(target: Target, settings: Settings, runtime: Runtime) -> CancelRun:
+    with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel, reaping() as spawned:
+        channel.validate = request_problem
+        env = target_env(channel, path)
+        channel.phase = "clean"
+        began = time.monotonic()
+        running = _spawned(runtime, [*target.argv, "start"], {**env, BOUNDARIES_ENV: "1"}, settings, spawned)
+        start = running if isinstance(running, Outcome) else running.wait(settings.timeout)
+        trace = [
+            {**c.to_dict(), "kind": c.kind, "edge": c.edge, "t": round(c.at - began, 6)}
+            for c in channel.provider.trace()
+        ]
+        run = CancelRun(start=start, trace=trace, start_results=channel.results_of("clean"))
+        if start.returncode == 0 and not start.timed_out:
+            channel.phase = "clean-resume"
+            resumed = _spawned(runtime, [*target.argv, "resume"], env, settings, spawned)
+            run.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+            run.results = channel.results_of("clean-resume")
+            said = [c["messages"] for c in channel.conversations if c["phase"] == "clean-resume"]
+            run.conversation = said[-1] if said else None
+        run.counts = channel.provider.counts()
+        run.announced = list(channel.announced)
+        run.rejected = [r["rejected"] for r in channel.model_requests if r["rejected"]]
+        return run
+
+
+def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) -> Result:
+    if point not in POINTS:
+        raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
+    began = time.monotonic()
+    ev = CancelEvidence(point=point, timeout=settings.timeout, sigkill=point.endswith(THEN_SIGKILL))
+    ev.clean = clean_run(target, settings, runtime)
+    ev.golden = list(ev.clean.results)
+    ev.result_ignore = result_ignore(target, ev.clean.announced)
+    announced, kept = list(ev.clean.announced), None
+    if check_clean_cancel_run(ev.clean, settings.timeout) is None:
+        ev.aim, ev.chunks_before, ev.aim_problem = aim_of(point, ev.clean.trace)
+        if ev.aim is not None:
+            announced, kept = run_cancelled(target, settings, runtime, ev)
+    judgement = judge_cancel_mid_stream(ev)
+    phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
+    clean = ev.clean.start if ev.clean else None
+    shown = {"clean": clean, "start": ev.start, "resume": ev.resume}.get(phase)
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
+
+
+def wait_shown(provider: Any, aim: dict[str, Any], grace: float) -> tuple[int, int | None]:
+    """Chunks the model streamed before the held step, and how many the consumer has shown (None: it does not say).
+
+    A consumer that marks ``chunk-shown`` after showing each chunk lets the cancel wait (up to ``grace``
+    seconds) until everything streamed is on screen, so what the user saw does not depend on how far the
+    consumer had read its queue when the cancel came.
+    """
+
+    def counted(name: str) -> int:
+        return sum(1 for m in provider.marks if m.phase == "start" and m.name == name and m.edge == "before")
+
+    emitted = counted(CHUNK) - (1 if aim.get("name") == CHUNK else 0)
+    deadline = time.monotonic() + grace
+    while counted(SHOWN) < emitted and counted(SHOWN) and time.monotonic() < deadline:
+        time.sleep(POLL)
+    return emitted, (counted(SHOWN) if counted(SHOWN) else None)
+
+
+def cancel_at_held(channel: Channel, running: Running, ev: CancelEvidence, timeout: float) -> None:
+    """Wait for the held step; order the cancel; wait for its report; let the run drain or SIGKILL it."""
+    provider = channel.provider
+    deadline = time.monotonic() + timeout
+    while not provider.held_event.wait(POLL):
+        if running.poll() is not None or time.monotonic() > deadline:
+            break
+    if provider.held is None:
+        ev.start = running.wait(max(0.0, deadline - time.monotonic()))
+        return
+    ev.chunks_emitted, ev.chunks_shown = wait_shown(provider, ev.aim, SHOWN_GRACE)
+    waiting = channel.order_cancel()
+    # A watcher that connects late is answered at once; with none waiting, a short grace for one.
+    deadline = time.monotonic() + (CANCEL_GRACE if waiting else WATCHER_GRACE)
+    while not channel.cancelled_event.wait(POLL):
+        if running.poll() is not None or time.monotonic() > deadline:
+            break
+    ev.watchers = sum(1 for w in channel.cancel_watchers if w["phase"] == "start")
+    ev.held = provider.held.to_dict()
+    ev.cancel = channel.cancels[0] if channel.cancels else None
+    if ev.sigkill:
+        # The server dies while draining: SIGKILL right after the cancel landed, the held call still held.
+        ev.start = running.kill()
+        return
+    # Let the held call go: the run drains (a tool thread the cancel did not stop completes its call). A
+    # framework that finishes the running step before it gives up (LangGraph's sync stream waits for its
+    # worker threads) reports the cancel only now: ``deferred``.
+    channel.release_held()
+    if ev.cancel is None and ev.watchers:
+        deadline = time.monotonic() + timeout
+        while not channel.cancelled_event.wait(POLL):
+            if running.poll() is not None or time.monotonic() > deadline:
+                break
+    ev.start = running.wait(timeout)
+    if ev.cancel is None and channel.cancels:
+        ev.cancel, ev.deferred = channel.cancels[0], True
+
+
+def run_cancelled(
+    target: Target, settings: Settings, runtime: Runtime, ev: CancelEvidence
+) -> tuple[list[dict], Path | None]:
+    """start held at the aimed step and cancelled there, then the next turn; fills ``ev``."""
+    aim = ev.aim
+    with workdir(settings) as path, Channel() as channel, reaping() as spawned:
+        channel.validate = request_problem
+        env = target_env(channel, path)
+        channel.phase = "start"
+        channel.provider.arm_step(aim["kind"], aim["name"], aim["n"], aim["side"])
+        started = _spawned(runtime, [*target.argv, "start"], {**env, BOUNDARIES_ENV: "1"}, settings, spawned)
+        if isinstance(started, Outcome):
+            ev.start = started
+        else:
+            cancel_at_held(channel, started, ev, settings.timeout)
+        if prove_cancel(ev) is None:
+            channel.provider.arm(None)
+            channel.phase = "resume"
+            resumed = _spawned(runtime, [*target.argv, "resume"], env, settings, spawned)
+            ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+            ev.resumed = channel.results_of("resume")
+            said = [c["messages"] for c in channel.conversations if c["phase"] == "resume"]
+            ev.conversation = said[-1] if said else None
+            ev.requests = [
+                {"messages": r["messages"], "rejected": r["rejected"]}
+                for r in channel.model_requests
+                if r["phase"] == "resume"
+            ]
+        ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
+        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+class CancelMidStream(Scenario):
+    name = NAME
+    points = POINTS
+    default_points = CANCELS
+    phases = ("start", "resume")
+    fault = "the client cancels the streaming run at a held step (then, at -then-sigkill points, SIGKILL)"
+    refuses = {"hold": "cancel-mid-stream holds the step its point names"}
+    recovery = {"*": Recovery("resume", "the next turn")}
+    evidence = CancelEvidence
+    checks = (judge_cancel_mid_stream,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return [run_point(target, point, settings, runtime)]
+
+
+SCENARIO = CancelMidStream()

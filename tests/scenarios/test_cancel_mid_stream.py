@@ -1,0 +1,86 @@
+"""cancel-mid-stream against real agent processes: a watcher thread cancels the stream's asyncio task while
+the provider holds the point's step, and the next turn runs in a new process (tests/agents/stream_agent.py)."""
+
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from plugpull import suite
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.cancel_mid_stream import NAME, aim_of
+from plugpull.targets import agent
+
+AGENTS = Path(__file__).parent.parent / "agents"
+POINTS = ["model-stream", "tool-after-effect", "between-tool-and-model", "tool-before-effect-then-sigkill"]
+
+
+def stream_agent(how: str):
+    return agent(shlex.join([sys.executable, str(AGENTS / "stream_agent.py"), how]), NAME)
+
+
+def run(how: str, points=POINTS):
+    return suite.run_scenario(stream_agent(how), points=points, settings=Settings(timeout=30), runtime=Runtime())
+
+
+def test_a_framework_that_leaves_the_tool_call_dangling_is_caught_by_the_next_turn_check():
+    results = {r.point: r for r in run("dangling")}
+    assert results["tool-after-effect"].verdict is Verdict.FAIL
+    assert results["tool-after-effect"].message.startswith("next turn rejected: message 2's tool call refund (call_")
+    # Streamed text the framework never saved: the line says what was lost, with the counts.
+    assert results["model-stream"].message == (
+        "the thread lost what the user saw before the cancel: streamed text of 1 of 2 message(s) (13 characters)"
+    )
+    assert results["model-stream"].evidence["chunks_before"] == 2
+    # A cancel after the tool's result was saved leaves a valid history.
+    assert results["between-tool-and-model"].verdict is Verdict.PASS
+    # Killed while draining, before the held refund went through: lost, and the history is still refused.
+    killed = results["tool-before-effect-then-sigkill"]
+    assert killed.evidence["start"]["returncode"] == -signal.SIGKILL
+    assert killed.verdict is Verdict.FAIL and "effect lost: the provider saw 0 refund" in killed.message
+
+
+def test_a_framework_that_closes_the_cancelled_turn_passes_every_point():
+    results = run("closes-turn")
+    assert [(r.point, r.verdict) for r in results] == [(p, Verdict.PASS) for p in POINTS]
+    for result in results:
+        assert result.evidence["cancel"]["style"] == "task-cancel"
+        assert result.evidence["cancel"]["held_released"] is False  # reported while the run was held there
+
+
+def test_an_agent_that_never_watches_for_the_cancel_is_an_error():
+    # kill-mid-tool's fake framework streams nothing and waits for no cancel.
+    target = agent(shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "stable-key"]), NAME)
+    (result,) = suite.run_scenario(
+        target, points=["tool-after-effect"], settings=Settings(timeout=30), runtime=Runtime()
+    )
+    assert result.verdict is Verdict.ERROR
+    assert result.message.startswith("nothing waited for the cancel at tool-after-effect (effect charge 1, after it)")
+
+
+@pytest.mark.parametrize(
+    "point, aim",
+    [
+        ("tool-before-effect", {"kind": "effect", "name": "refund", "n": 1, "side": "before"}),
+        ("between-tool-and-model", {"kind": "mark", "name": "model-call", "n": 2, "side": "before"}),
+        ("after-final-answer-then-sigkill", {"kind": "mark", "name": "model-call", "n": 2, "side": "after"}),
+        ("model-stream", {"kind": "mark", "name": "model-chunk", "n": 5, "side": "before"}),
+    ],
+)
+def test_each_point_is_aimed_at_its_step_of_the_clean_trace(point, aim):
+    trace = [{"seq": 1, "kind": "mark", "name": "model-call", "edge": "before"}]
+    trace += [{"seq": 2 + i, "kind": "mark", "name": "model-chunk", "edge": "before"} for i in range(2)]
+    trace += [{"seq": 4, "kind": "mark", "name": "model-call", "edge": "after"}, {"seq": 5, "name": "refund"}]
+    trace += [{"seq": 6, "kind": "mark", "name": "model-call", "edge": "before"}]
+    trace += [{"seq": 7 + i, "kind": "mark", "name": "model-chunk", "edge": "before"} for i in range(4)]
+    trace += [{"seq": 11, "kind": "mark", "name": "model-call", "edge": "after"}]
+    assert aim_of(point, trace)[0] == aim
+
+
+def test_an_answer_streamed_in_one_chunk_cannot_be_cancelled_mid_stream():
+    trace = [{"seq": 1, "kind": "mark", "name": "model-call", "edge": e} for e in ("before", "after")]
+    aim, _, problem = aim_of("model-stream", trace)
+    assert aim is None and problem.startswith("the final answer streamed 0 chunk(s) marked model-chunk")
