@@ -6,7 +6,8 @@ raise them import them from here; their old homes (``plugpull.arguments.UsageErr
 classes. Each error says in its docstring what the user sees when it reaches the top: one line and
 which exit code (docs/cli.md).
 
-The agent side's errors (:class:`PlugpullError`, :class:`NotInRun`, :class:`ChannelClosed`) are
+The agent side's errors (:class:`PlugpullError`, :class:`NotInRun`, :class:`ChannelClosed`,
+:class:`RequestRejected`) are
 defined in :mod:`plugpull.client`, which runs inside every agent process and imports nothing of
 plugpull (docs/architecture.md, "The agent side stays light"); they are re-exported here, as is
 :class:`PostgresUnavailable` of :mod:`plugpull.postgres`, which the -postgresql targets import in the agent
@@ -16,7 +17,7 @@ client and that module, so anything may import it.
 
 from __future__ import annotations
 
-from plugpull.client import ChannelClosed, NotInRun, PlugpullError
+from plugpull.client import ChannelClosed, NotInRun, PlugpullError, RequestRejected
 from plugpull.postgres import PostgresUnavailable
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "PostgresUnavailable",
     "PowerCutError",
     "RangeError",
+    "RequestRejected",
     "ScenarioError",
     "StoreError",
     "SweepError",
