@@ -93,6 +93,15 @@ def select_targets(name: str, options: dict[str, list[Any]]) -> list[Target]:
     ]
 
 
+def why_not_here(name: str) -> str | None:
+    """Why built-in ``name`` cannot run in this kernel (its framework not importable, a program it runs not
+    found), or None: the one skip rule of the selections below."""
+    built_in = BUILT_INS[name]
+    if not built_in.installed():
+        return f"{built_in.variants[0].framework or built_in.module} is not installed in this environment"
+    return built_in.missing_program()
+
+
 def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[list[Target], list[str]]:
     """For a finding about several frameworks: the variants of each built-in target whose framework
     this kernel can import, and one line per name saying what ran here or why it was skipped.
@@ -111,12 +120,9 @@ def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[l
     for name in names:
         built_in = BUILT_INS[name]
         framework = built_in.variants[0].framework or built_in.module
-        if not built_in.installed():
-            said.append(f"{name}: skipped, {framework} is not installed in this environment")
-            continue
-        absent = built_in.missing_program()
-        if absent is not None:
-            said.append(f"{name}: skipped, {absent}")
+        why = why_not_here(name)
+        if why is not None:
+            said.append(f"{name}: skipped, {why}")
             continue
         mine = {k: v for k, v in options.items() if any(k in t.options for t in built_in.variants)}
         kept = select_targets(name, mine)
@@ -255,8 +261,9 @@ def select_power_loss(
     for name in names:
         built_in = BUILT_INS[name]
         framework = built_in.variants[0].framework or built_in.module
-        if not built_in.installed():
-            said.append(f"{name}: skipped, {framework} is not installed in this environment")
+        why = why_not_here(name)
+        if why is not None:
+            said.append(f"{name}: skipped, {why}")
             continue
         adopted = [
             a for a in (REGISTRY.adopt("power-loss", v) for v in select_targets(name, options.get(name, {}))) if a
