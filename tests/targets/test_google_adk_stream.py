@@ -4,12 +4,13 @@ its point, then the next turn on the same session (src/plugpull/targets/google_a
 
 import pytest
 
-pytest.importorskip("google.adk")
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.targets import BUILT_INS
 
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Runtime, Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("google.adk")
 
 SETTINGS = Settings(timeout=60)
 

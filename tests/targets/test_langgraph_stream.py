@@ -4,12 +4,13 @@ then the next turn streamed on the same thread (src/plugpull/targets/langgraph_s
 
 import pytest
 
-pytest.importorskip("langgraph.checkpoint.sqlite.aio")
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.targets import BUILT_INS
 
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Runtime, Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("langgraph.checkpoint.sqlite.aio")
 
 SETTINGS = Settings(timeout=60)
 

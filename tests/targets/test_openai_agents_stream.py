@@ -4,12 +4,13 @@ the next turn streamed with the same Session (src/plugpull/targets/openai_agents
 
 import pytest
 
-pytest.importorskip("agents")
+from installed import requires
+from plugpull import run_scenario
+from plugpull.results import Verdict
+from plugpull.scenarios import Runtime, Settings
+from plugpull.targets import BUILT_INS
 
-from plugpull import run_scenario  # noqa: E402
-from plugpull.results import Verdict  # noqa: E402
-from plugpull.scenarios import Runtime, Settings  # noqa: E402
-from plugpull.targets import BUILT_INS  # noqa: E402
+pytestmark = requires("agents")
 
 SETTINGS = Settings(timeout=60)
 
