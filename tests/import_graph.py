@@ -55,8 +55,11 @@ def imported(name: str) -> frozenset[str]:
     return frozenset(found)
 
 
-#: plugpull module -> the plugpull modules it imports.
-GRAPH = {name: {m for m in imported(name) if m in MODULES and m != name} for name in MODULES}
+@cache
+def graph() -> dict[str, set[str]]:
+    """plugpull module -> the plugpull modules it imports. Read when a test asks, not when pytest collects the
+    modules that import this one (each xdist worker collects every module; the walk parses the whole source)."""
+    return {name: {m for m in imported(name) if m in MODULES and m != name} for name in MODULES}
 
 
 def reachable(start: str) -> set[str]:
@@ -64,7 +67,7 @@ def reachable(start: str) -> set[str]:
     seen: set[str] = set()
     todo = [start]
     while todo:
-        for nxt in GRAPH[todo.pop()] - seen:
+        for nxt in graph()[todo.pop()] - seen:
             seen.add(nxt)
             todo.append(nxt)
     return seen

@@ -1,6 +1,7 @@
 """JUnit XML (`plugpull --junit FILE`): the writer on hand-built results, then real runs, each file checked
 against tests/junit.xsd (the structure of Jenkins' junit-10.xsd, which GitHub and GitLab read too)."""
 
+import functools
 import os
 import shlex
 import subprocess
@@ -9,13 +10,21 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-import xmlschema
 
 from plugpull import junit
 from plugpull.results import Result, Verdict
 
-SCHEMA = xmlschema.XMLSchema(str(Path(__file__).with_name("junit.xsd")))
 AGENTS = Path(__file__).parent / "agents"
+
+
+@functools.cache
+def schema():
+    """tests/junit.xsd, loaded when a test first validates (xmlschema's import and the parse take about 1 s of CPU,
+    paid at collection by every xdist worker when this was at the top)."""
+    import xmlschema
+
+    return xmlschema.XMLSchema(str(Path(__file__).with_name("junit.xsd")))
+
 
 NOTE = {
     "text": "resume refunded again",
@@ -47,7 +56,7 @@ def line(verdict: str, point: str = "after-effect", **extra) -> Result:
 def written(results, tmp_path, properties=None) -> ET.Element:
     path = tmp_path / "junit.xml"
     junit.write(str(path), junit.document(results, properties))
-    SCHEMA.validate(str(path))  # raises with the schema's reason when the file is not valid JUnit
+    schema().validate(str(path))  # raises with the schema's reason when the file is not valid JUnit
     return ET.parse(path).getroot()
 
 
@@ -212,14 +221,14 @@ def test_the_schema_rejects_what_ci_viewers_would_not_read(tmp_path):
         '<testsuites><testsuite name="s" tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>',
         '<testsuites><testsuite name="s" tests="1" failures="1" errors="0"><failure/></testsuite></testsuites>',
     ):
-        assert not SCHEMA.is_valid(bad)
+        assert not schema().is_valid(bad)
 
 
 def test_an_existing_file_is_replaced_whole(tmp_path):
     path = tmp_path / "junit.xml"
     path.write_text("old contents that are not XML")
     junit.write(str(path), junit.document([line("PASS")]))
-    SCHEMA.validate(str(path))
+    schema().validate(str(path))
     assert [p.name for p in tmp_path.iterdir()] == ["junit.xml"]
 
 
@@ -243,7 +252,7 @@ def test_a_real_run_writes_a_valid_file_with_one_testcase_per_line(tmp_path):
     path = out / "plugpull.xml"
     run = plugpull("--agent", fake_agent("no-key"), "--junit", str(path), tmp=tmp_path)
     assert run.returncode == 0, run.stderr
-    SCHEMA.validate(str(path))
+    schema().validate(str(path))
     root = ET.parse(path).getroot()
     cases = root.findall("testsuite/testcase")
     assert [(c.get("classname"), c.get("name"), c.find("failure") is not None) for c in cases] == [
@@ -262,7 +271,7 @@ def test_a_real_fail_carries_resumes_stderr_in_system_err(tmp_path):
     command = shlex.join([sys.executable, str(AGENTS / "protocol_mistakes.py"), "forgets-on-resume"])
     run = plugpull("--agent", command, "--point", "before-effect", "--junit", str(path), tmp=tmp_path)
     assert run.returncode == 0, run.stderr
-    SCHEMA.validate(str(path))
+    schema().validate(str(path))
     (case,) = ET.parse(path).getroot().findall("testsuite/testcase")
     assert (case.get("classname"), case.get("name")) == (
         "plugpull.kill-mid-tool.protocol_mistakes",
@@ -276,7 +285,7 @@ def test_a_real_error_line_is_an_error_element_and_exit_2(tmp_path):
     command = shlex.join([sys.executable, str(AGENTS / "misbehaving.py"), "crashes"])
     run = plugpull("--agent", command, "--point", "before-effect", "--junit", str(path), tmp=tmp_path)
     assert run.returncode == 2
-    SCHEMA.validate(str(path))
+    schema().validate(str(path))
     error = ET.parse(path).getroot().find("testsuite/testcase/error")
     assert "RuntimeError: the agent crashed" in error.text
 

@@ -4,7 +4,7 @@ alone, and nothing about a scenario lives outside its own module."""
 
 from __future__ import annotations
 
-from import_graph import GRAPH, MODULES, imported, reachable
+from import_graph import MODULES, graph, imported, reachable
 
 #: From the top down: a module may import the ones in layers below its own, never one above (no arrow
 #: back up). Each entry is a module and the modules under it; the most specific entry wins.
@@ -38,11 +38,11 @@ def layer_of(name: str) -> int | None:
 
 
 def test_the_cli_suite_scenarios_and_targets_import_only_downwards():
-    assert FACADE not in {m for imports in GRAPH.values() for m in imports}
+    assert FACADE not in {m for imports in graph().values() for m in imports}
     upward = sorted(
         (name, other)
         for name in MODULES
-        for other in GRAPH[name]
+        for other in graph()[name]
         if layer_of(name) is not None and layer_of(other) is not None and layer_of(other) < layer_of(name)
     )
     assert upward == []
@@ -51,7 +51,7 @@ def test_the_cli_suite_scenarios_and_targets_import_only_downwards():
         (name, other)
         for name in MODULES
         if layer_of(name) is None and name != FACADE
-        for other in GRAPH[name]
+        for other in graph()[name]
         if layer_of(other) is not None
     )
     assert below == []
@@ -86,7 +86,7 @@ def test_the_agent_side_client_imports_nothing_of_plugpull():
 
 def test_errors_sit_at_the_bottom_beside_the_agent_side():
     # client.py and postgres.py run in agent processes and define their own errors; errors re-exports them.
-    assert GRAPH["plugpull.errors"] <= {"plugpull.client", "plugpull.postgres"}
+    assert graph()["plugpull.errors"] <= {"plugpull.client", "plugpull.postgres"}
 
 
 def test_only_the_registry_names_the_scenario_modules():
@@ -99,6 +99,6 @@ def test_only_the_registry_names_the_scenario_modules():
         and name not in ("plugpull.scenarios.contract", "plugpull.scenarios.registry", "plugpull.scenarios.held_kill")
     }
     importers = {
-        name for name in MODULES if GRAPH[name] & scenario_modules and not name.startswith("plugpull.scenarios")
+        name for name in MODULES if graph()[name] & scenario_modules and not name.startswith("plugpull.scenarios")
     }
     assert importers == set()
