@@ -7,6 +7,16 @@ import pytest
 from plugpull.report.harness import environment
 
 
+@pytest.fixture(autouse=True)
+def no_python_downloads(monkeypatch):
+    """uv never fetches a managed Python here. `uv pip compile --python-version 3.10` (bundles, sweeps) wants a 3.10
+    interpreter only to build a source distribution, and falls back to this one, saying so; without this, each
+    compile first tried to download 3.10 (python-build-standalone), which took 7 s of retries where the download
+    host is unreachable, and where it is reachable put a 30 MB download in the first compile. The locks compiled
+    are the same (every test's lock is checked against what uv gives)."""
+    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+
+
 @pytest.fixture(scope="session")
 def current_kernel(tmp_path_factory):
     """This test run's Python registered as a Jupyter kernel in a private prefix (no new venv)."""

@@ -4,8 +4,6 @@ writes the same records and results page as the local executor; an unreachable s
 import io
 import os
 import socket
-import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -97,23 +95,22 @@ def free_port() -> int:
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:{port}", "tcp://no-such-host.invalid:8786", "udp:/x"])
-def test_an_unreachable_scheduler_is_one_line_exit_2_and_leaves_nothing(tmp_path, address):
+def test_an_unreachable_scheduler_is_one_line_exit_2_and_leaves_nothing(
+    tmp_path, address, capsys, monkeypatch, environ_kept
+):
+    # In this process (cli.main, as `plugpull report` calls it; test_report_cli holds the console entry point):
+    # a subprocess per case imported distributed again, 1.5 s of CPU each.
     root = make_repo(tmp_path / "repo")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    env = {**os.environ, "PLUGPULL_CACHE_DIR": str(tmp_path / "cache"), "TMPDIR": str(scratch)}
-    run = subprocess.run(
-        [sys.executable, "-m", "plugpull.cli", "report", "run", "--executor", "dask", "--scheduler"]
-        + [address.format(port=free_port())],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        env=env,
-        timeout=120,
-    )
-    assert run.returncode == 2, run.stderr
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    monkeypatch.setenv("PLUGPULL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    code = cli.main(["run", "--executor", "dask", "--scheduler", address.format(port=free_port()), "--root", str(root)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith("plugpull report: ") and "scheduler" in lines[0]
     assert list(scratch.iterdir()) == []
     assert sorted(p.name for p in (root / "findings" / "demo").iterdir()) == ["finding.toml", "pins"]

@@ -50,17 +50,35 @@ def private_tmp(tmp_path, monkeypatch):
     return scratch
 
 
-def test_a_run_writes_the_dated_notebook_html_and_json_with_phase_times(tmp_path, current_kernel, private_tmp):
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory, current_kernel):
+    """One pin set run twice (commit "one", then "two") with private temp dirs, and this process's children before
+    the runs: shared by the tests below that read the files, the leftovers and the rerun of the same two runs (a
+    kernel run each, instead of one or two per test). Children this process already had (a LocalCluster test before
+    this one leaves multiprocessing's resource tracker, which lives as long as the process) are not the runs'."""
+    tmp_path = tmp_path_factory.mktemp("two-runs")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
-    outcome = pipeline.run(job_for(root), commit="abc", make_env=lambda job: current_kernel)
+    before = set(children_of(os.getpid()))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(scratch))
+        first = pipeline.run(job_for(root), commit="one", make_env=lambda job: current_kernel)
+        second = pipeline.run(job_for(root), commit="two", make_env=lambda job: current_kernel)
+    left = {"temp files": list(scratch.iterdir()), "children": set(children_of(os.getpid())) - before}
+    return first, second, left
+
+
+def test_a_run_writes_the_dated_notebook_html_and_json_with_phase_times(two_runs):
+    outcome, _, _ = two_runs
     assert outcome.error is None and outcome.verdicts == {"PASS": 1}
     folder = outcome.files[".json"].parent
     doc = json.loads(outcome.files[".json"].read_text())
     assert re.fullmatch(r"\d{8}T\d{6}Z", doc["run_id"])
     name = f"p1-{doc['run_id']}"
-    assert sorted(p.name for p in folder.iterdir()) == [f"{name}.html", f"{name}.ipynb", f"{name}.json"]
+    assert sorted(p.name for p in folder.glob(f"{name}.*")) == [f"{name}.html", f"{name}.ipynb", f"{name}.json"]
     assert record.problems(outcome.files[".json"], folder.parent) == []
-    assert doc["versions"]["plugpull_commit"] == "abc" and doc["framework"] == "six"
+    assert doc["versions"]["plugpull_commit"] == "one" and doc["framework"] == "six"
     assert {"kernel_start", "cells", "nbconvert", "scenario", "total"} <= set(doc["pipeline"]["phases"])
 
 
@@ -114,26 +132,21 @@ def test_no_secret_env_value_reaches_the_notebook_html_or_json_even_when_a_cell_
     assert SECRET not in (root / "docs" / "results.md").read_text()
 
 
-def test_a_run_leaves_no_temp_files_and_no_kernel_process(tmp_path, current_kernel, private_tmp):
-    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
-    # Children this process already had (a LocalCluster test before this one leaves multiprocessing's
-    # resource tracker, which lives as long as the process) are not the run's.
-    before = set(children_of(os.getpid()))
-    pipeline.run(job_for(root), commit=None, make_env=lambda job: current_kernel)
-    assert list(private_tmp.iterdir()) == []
-    assert [pid for pid in children_of(os.getpid()) if pid not in before] == []
+def test_a_run_leaves_no_temp_files_and_no_kernel_process(two_runs):
+    _, _, left = two_runs
+    assert left == {"temp files": [], "children": set()}
 
 
-def test_a_rerun_never_replaces_a_record_and_its_html_lists_the_earlier_run(tmp_path, current_kernel, private_tmp):
-    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
-    first = pipeline.run(job_for(root), commit="one", make_env=lambda job: current_kernel)
-    second = pipeline.run(job_for(root), commit="two", make_env=lambda job: current_kernel)
+def test_a_rerun_never_replaces_a_record_and_its_html_lists_the_earlier_run(two_runs):
+    first, second, _ = two_runs
     assert first.files[".json"] != second.files[".json"]
     assert json.loads(first.files[".json"].read_text())["versions"]["plugpull_commit"] == "one"
     assert json.loads(second.files[".json"].read_text())["versions"]["plugpull_commit"] == "two"
     html = second.files[".html"].read_text()
     assert "Earlier runs of this pin set" in html and first.files[".html"].name in html
     assert "Earlier runs" not in first.files[".html"].read_text()
+    folder = first.files[".json"].parent
+    assert sorted(p.suffix for p in folder.iterdir()) == [".html", ".html", ".ipynb", ".ipynb", ".json", ".json"]
 
 
 def test_two_runs_started_in_the_same_second_get_different_run_ids(tmp_path, private_tmp):

@@ -16,7 +16,7 @@ import pytest
 from builders import make_repo, one_line, put_record, record, report
 from fake_index import served
 
-from plugpull.report.harness import cli, environment, pages
+from plugpull.report.harness import cli, environment, history, pages
 from plugpull.report.harness.finding import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -392,3 +392,25 @@ def test_jupyter_path_gathers_only_the_pin_sets_private_kernels_and_says_when_no
     assert sorted(p.name for p in (folder / "kernels").iterdir()) == [
         f"plugpull-{key}"
     ]  # no python3 to hide the default
+
+
+def test_check_and_regenerate_read_each_record_once_and_a_later_command_reads_the_edit(tmp_path, monkeypatch):
+    """Inside read_once a record is parsed once however many pages ask (check asked about 20 times per record);
+    outside it every call reads the files again, so a record edited between two commands is what the second sees."""
+    from plugpull.report.harness import finding as finding_module
+    from plugpull.report.kernel import record as record_module
+
+    repo = make_repo(tmp_path / "repo")
+    path = put_record(repo, record())
+    parsed = []
+    real = record_module.problems
+    monkeypatch.setattr(record_module, "problems", lambda *a: parsed.append(a[0]) or real(*a))
+    with finding_module.read_once():
+        assert history.valid_records(repo) == history.valid_records(repo)
+        assert load_all(repo) == load_all(repo)
+    assert parsed == [path]
+    doc = json.loads(path.read_text())
+    doc["results"][0]["verdict"] = "ERROR"
+    path.write_text(json.dumps(doc))
+    [(_, again)] = history.valid_records(repo)
+    assert again["results"][0]["verdict"] == "ERROR" and parsed == [path, path]

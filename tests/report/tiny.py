@@ -9,12 +9,13 @@ from pathlib import Path
 from builders import make_repo
 
 # One real kill-and-resume of the default environment's Agent Framework (about a second): real processes,
-# real SIGKILL, the framework's own recovery.
+# real SIGKILL, the framework's own recovery. Forked from a server that imported the target once (fork_server):
+# these tests are about executors and merging, not cold starts; one import a run instead of three.
 RUNS_ONE_LINE = """
 from plugpull.report.kernel import notebook as nb
 env = nb.environment("agent-framework-core", plugpull_commit)
 targets = nb.select_targets("agent-framework", {"variant": ["swap"]})
-results, seconds = nb.run_lines(targets, ["after-effect"], 1, 0, 120.0)
+results, seconds = nb.run_lines(targets, ["after-effect"], 1, 0, 120.0, fork_server=True)
 nb.write_record(results_path, finding="demo", pin=pin, env=env, parameters={}, results=results, scenario_seconds=seconds)
 print(nb.text(results))
 """

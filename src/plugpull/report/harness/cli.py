@@ -51,7 +51,7 @@ from typing import Any
 from plugpull.arguments import ArgParser, UsageError
 from plugpull.errors import ParseError
 from plugpull.report.harness import environment, executors, history, merge, pages, pipeline
-from plugpull.report.harness.finding import Finding, FindingError, PinSet, find_root, load_all
+from plugpull.report.harness.finding import Finding, FindingError, PinSet, find_root, load_all, read_once
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "plugpull report"
@@ -691,10 +691,16 @@ def _issue_body(args: argparse.Namespace, root: Path) -> int:
     return EXIT_OK
 
 
+def _reading_once(command: Callable[..., int], *args: Any) -> int:
+    with read_once():
+        return command(*args)
+
+
 HANDLERS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "run": _run,
-    "check": lambda args, root: check(root, args.finding),
-    "regenerate": lambda args, root: regenerate(root),
+    # Both only read findings/: each finding.toml and record is read once (finding.read_once).
+    "check": lambda args, root: _reading_once(check, root, args.finding),
+    "regenerate": lambda args, root: _reading_once(regenerate, root),
     "list": list_jobs,
     "merge": lambda args, root: merge_records(args.folders, root),
     "sweep": lambda args, root: run_sweep(args, root, _finding(root, args.finding)),

@@ -7,6 +7,8 @@ parameters and the pin sets (locked requirements files) it runs against.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,35 @@ except ModuleNotFoundError:  # Python 3.10: tomllib is 3.11+; tomli is the same 
     import tomli as tomllib  # type: ignore[no-redef]
 
 FINDINGS_DIR = "findings"
+
+# What one `report check` or `report regenerate` has read, by (what, root): the pages, the summaries' matrices and
+# the sweeps' tables each load every finding.toml and every record again (20 times each: 36 s of a 40 s check of
+# the committed records), and those commands write nothing under findings/. None outside read_once().
+_READ: dict[tuple[str, Path], Any] | None = None
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within this block, load_all and history.valid_records read each root once and give the same answer
+    again: for commands that only read findings/ (check, regenerate), never around a write under it."""
+    global _READ
+    outer, _READ = _READ, {} if _READ is None else _READ
+    try:
+        yield
+    finally:
+        _READ = outer
+
+
+def once(what: str, root: Path, read: Callable[[], Any]) -> Any:
+    """``read()``, or inside read_once() the answer it gave for (what, root) earlier in the block."""
+    if _READ is None:
+        return read()
+    key = (what, root.resolve())
+    if key not in _READ:
+        _READ[key] = read()
+    return _READ[key]
+
+
 # A locked requirement: "name==version" (optionally "; marker"), then its hashes.
 _PINNED = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?==[^\s;\\]+")
 
@@ -170,9 +201,13 @@ def _names(value: Any, path: Path, key: str) -> tuple[str, ...]:
 
 def load_all(root: Path) -> dict[str, Finding]:
     """Every finding under ``root/findings``, by id, in name order."""
-    base = root / FINDINGS_DIR
-    dirs = sorted(d for d in base.iterdir() if (d / "finding.toml").is_file()) if base.is_dir() else []
-    return {d.name: load_finding(d, root) for d in dirs}
+
+    def read() -> dict[str, Finding]:
+        base = root / FINDINGS_DIR
+        dirs = sorted(d for d in base.iterdir() if (d / "finding.toml").is_file()) if base.is_dir() else []
+        return {d.name: load_finding(d, root) for d in dirs}
+
+    return dict(once("findings", root, read))  # a copy: a caller may add to or drop from its dict
 
 
 def find_root(start: Path) -> Path | None:

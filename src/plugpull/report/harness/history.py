@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.report.harness import markdown
-from plugpull.report.harness.finding import FINDINGS_DIR, Finding
+from plugpull.report.harness.finding import FINDINGS_DIR, Finding, once
 from plugpull.report.kernel import claims, record
 
 
@@ -50,12 +50,16 @@ def _rank(doc: dict[str, Any]) -> tuple[str, str]:
 
 def valid_records(root: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Every record without problems (a record with problems is reported by ``check``), oldest first."""
-    found = []
-    for path in record_paths(root):
-        if record.problems(path, path.parent.parent):
-            continue
-        found.append((path, json.loads(path.read_text())))
-    return sorted(found, key=lambda pd: (pd[1]["finding"], pd[1]["pin"], _rank(pd[1])))
+
+    def read() -> list[tuple[Path, dict[str, Any]]]:
+        found = []
+        for path in record_paths(root):
+            if record.problems(path, path.parent.parent):
+                continue
+            found.append((path, json.loads(path.read_text())))
+        return sorted(found, key=lambda pd: (pd[1]["finding"], pd[1]["pin"], _rank(pd[1])))
+
+    return list(once("records", root, read))
 
 
 def latest(root: Path) -> list[tuple[Path, dict[str, Any]]]:

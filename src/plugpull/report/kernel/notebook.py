@@ -193,10 +193,16 @@ def run_lines(
     timeout: float,
     racers: int | None = None,
     line_repeats: list[dict[str, Any]] | None = None,
+    fork_server: bool = False,
 ) -> tuple[list[Result], float]:
     """Run every (target, point) ``repeats`` times, or more where ``line_repeats`` says so (the
     finding's timing lines, finding.toml ``[[claims]]``); returns the results in line order and the
     wall time.
+
+    ``fork_server`` (the notebooks' parameter of that name, in the record's parameters): every target
+    phase forks from a server that imported the target once (plugpull.forkserver, as ``plugpull
+    --fork-server``), still a real process killed for real; the CI smoke sets it to spare two or three
+    framework imports a line. A reader's run, and the findings' records, start each phase cold.
 
     With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
     cache, other jobs) spreads over every line instead of landing on the last ones; the results
@@ -221,8 +227,13 @@ def run_lines(
         settings.racers = racers
     done: dict[tuple[int, int, int], list[Result]] = {}
     began = time.monotonic()
+    forks = None
+    if fork_server:
+        from plugpull.forkserver import ForkServers
+
+        forks = ForkServers()
     # One runtime for every job: a target's clean run (and probe) is made once and shared by its lines.
-    with Runtime() as runtime:
+    with Runtime(forks=forks) as runtime:
         for job in order:
             t, p, _ = job
             cut = targets[t].options.get(POWER_CUT)
