@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from installed import requires
+from plugpull import reaper
 from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
@@ -56,6 +57,22 @@ def test_a_forked_child_has_sigchld_as_a_fresh_process_has_it_and_reaps_its_own_
     env = {"PYTHONPATH": str(tmp_path)}
     outcomes = [forks.spawn([sys.executable, "-m", "sigchld_probe"], env=env, cwd=None).wait(60) for _ in range(3)]
     assert [(o.returncode, o.stdout.split()) for o in outcomes] == [(0, ["True", "-1", "5"])] * 3
+
+
+def test_a_forked_child_has_exactly_the_environment_it_was_given_not_the_servers(forks, tmp_path):
+    # The server starts with the first phase's environment; the second phase drops A, changes B, adds C.
+    code = "import json, os\nif __name__ == '__main__':\n    print(json.dumps(dict(os.environ)))\n"
+    (tmp_path / "env_probe.py").write_text(code)
+    first = {"PYTHONPATH": str(tmp_path), "A": "1", "B": "x"}
+    second = {"PYTHONPATH": str(tmp_path), "B": "y", "C": "z"}
+    seen = []
+    for env in (first, second):
+        outcome = forks.spawn([sys.executable, "-m", "env_probe"], env=env, cwd=None).wait(60)
+        assert outcome.returncode == 0, outcome.stderr
+        got = json.loads(outcome.stdout)
+        assert got.pop(reaper.PHASE_ENV)  # each phase's own marker (plugpull.reaper)
+        seen.append(got)
+    assert seen == [first, second]
 
 
 PREFORKED = """
