@@ -1,6 +1,7 @@
 """The pre-imported fork server: its children are real process-group leaders killed by a real SIGKILL."""
 
 import json
+import os
 import signal
 import sys
 
@@ -8,7 +9,7 @@ import pytest
 
 from installed import requires
 from plugpull import reaper
-from plugpull.forkserver import ForkServers
+from plugpull.forkserver import ForkServers, huge_pages
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
@@ -73,6 +74,23 @@ def test_a_forked_child_has_exactly_the_environment_it_was_given_not_the_servers
         assert got.pop(reaper.PHASE_ENV)  # each phase's own marker (plugpull.reaper)
         seen.append(got)
     assert seen == [first, second]
+
+
+def anon_huge_kib() -> int:
+    with open("/proc/self/smaps_rollup") as rollup:
+        return sum(int(line.split()[1]) for line in rollup if line.startswith("AnonHugePages:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps_rollup"), reason="Linux only")
+def test_what_the_server_collapses_into_huge_pages_is_backed_by_huge_pages():
+    # MADV_COLLAPSE needs Linux >= 6.1 and transparent_hugepage not "never"; elsewhere nothing is collapsed.
+    ballast = [bytearray(8 << 20)]  # memory of this process's own, as an import leaves
+    before = anon_huge_kib()
+    collapsed = huge_pages()
+    if collapsed == 0:
+        pytest.skip("the kernel collapsed nothing here (no MADV_COLLAPSE, THP off, or no free huge page)")
+    assert anon_huge_kib() - before >= 2048  # at least one 2 MiB page more than before
+    assert ballast
 
 
 PREFORKED = """
