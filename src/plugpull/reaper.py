@@ -19,6 +19,8 @@ verdict would then describe a run that never crashed. Three things keep those pr
   a process the tracker saw, when its environment carries the phase's marker
   (:data:`PHASE_ENV`, set for exec'd targets), or, for a forked phase, the marker of the fork
   server it came from (a forked child never execs, so /proc/PID/environ shows the server's).
+  A look reads only the tree below the leader, below what was seen and below plugpull's adopted orphans
+  (/proc/PID/task/TID/children, :meth:`Tracker.look`), not every process on the machine.
 
 When the phase is over, :meth:`Tracker.settle` lists the phase's processes still alive (the
 evidence), SIGKILLs them and reaps those that became plugpull's children.
