@@ -1,13 +1,15 @@
 """The pre-imported fork server: its children are real process-group leaders killed by a real SIGKILL."""
 
 import json
+import os
 import signal
 import sys
 
 import pytest
 
 from installed import requires
-from plugpull.forkserver import ForkServers
+from plugpull import reaper
+from plugpull.forkserver import ForkServers, huge_pages
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
@@ -56,6 +58,39 @@ def test_a_forked_child_has_sigchld_as_a_fresh_process_has_it_and_reaps_its_own_
     env = {"PYTHONPATH": str(tmp_path)}
     outcomes = [forks.spawn([sys.executable, "-m", "sigchld_probe"], env=env, cwd=None).wait(60) for _ in range(3)]
     assert [(o.returncode, o.stdout.split()) for o in outcomes] == [(0, ["True", "-1", "5"])] * 3
+
+
+def test_a_forked_child_has_exactly_the_environment_it_was_given_not_the_servers(forks, tmp_path):
+    # The server starts with the first phase's environment; the second phase drops A, changes B, adds C.
+    code = "import json, os\nif __name__ == '__main__':\n    print(json.dumps(dict(os.environ)))\n"
+    (tmp_path / "env_probe.py").write_text(code)
+    first = {"PYTHONPATH": str(tmp_path), "A": "1", "B": "x"}
+    second = {"PYTHONPATH": str(tmp_path), "B": "y", "C": "z"}
+    seen = []
+    for env in (first, second):
+        outcome = forks.spawn([sys.executable, "-m", "env_probe"], env=env, cwd=None).wait(60)
+        assert outcome.returncode == 0, outcome.stderr
+        got = json.loads(outcome.stdout)
+        assert got.pop(reaper.PHASE_ENV)  # each phase's own marker (plugpull.reaper)
+        seen.append(got)
+    assert seen == [first, second]
+
+
+def anon_huge_kib() -> int:
+    with open("/proc/self/smaps_rollup") as rollup:
+        return sum(int(line.split()[1]) for line in rollup if line.startswith("AnonHugePages:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps_rollup"), reason="Linux only")
+def test_what_the_server_collapses_into_huge_pages_is_backed_by_huge_pages():
+    # MADV_COLLAPSE needs Linux >= 6.1 and transparent_hugepage not "never"; elsewhere nothing is collapsed.
+    ballast = [bytearray(8 << 20)]  # memory of this process's own, as an import leaves
+    before = anon_huge_kib()
+    collapsed = huge_pages()
+    if collapsed == 0:
+        pytest.skip("the kernel collapsed nothing here (no MADV_COLLAPSE, THP off, or no free huge page)")
+    assert anon_huge_kib() - before >= 2048  # at least one 2 MiB page more than before
+    assert ballast
 
 
 PREFORKED = """

@@ -2,6 +2,8 @@
 
 import ctypes
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -136,3 +138,72 @@ def test_with_two_jobs_on_one_fork_server_only_the_target_with_a_helper_is_an_er
     assert [v for _, _, v in verdicts] == ["ERROR", "PASS", "ERROR", "FAIL"], [r.message for r in results]
     assert all(r.evidence["start"]["outlived"] == [] for r in results[1::2])
     assert processes_carrying(marker) == []
+
+
+@pytest.fixture
+def no_full_scan(monkeypatch):
+    """Reading every process of /proc fails the test: a phase is accounted for from its own tree."""
+
+    def refused() -> dict:
+        raise AssertionError("read every process of /proc")
+
+    monkeypatch.setattr(reaper, "snapshot", refused)
+
+
+def test_a_phases_processes_are_read_from_its_tree_not_from_every_process(no_full_scan, processes_carrying):
+    assert reaper.children_readable()  # Linux with CONFIG_PROC_CHILDREN, as on every machine this runs on
+    marker = uuid.uuid4().hex[:12]
+    outcome = spawn(leaves_a_helper(marker), env=None, cwd=None).wait(30)
+    [helper] = outcome.outlived  # an orphan in a new session: found among plugpull's own children
+    assert helper["cmdline"].endswith(f"time.sleep(600) {marker}")
+    assert processes_carrying(marker) == []
+
+
+@pytest.mark.parametrize("how", ["setsid-helper", "double-fork-helper"])
+def test_a_forked_targets_escaped_helper_is_found_from_its_tree_alone(forks, how, no_full_scan, processes_carrying):
+    marker = uuid.uuid4().hex[:12]
+    target = forked(how, marker)
+    results = run_plan([(target, "before-effect")], Settings(timeout=30), Runtime(forks=forks))
+    assert results[0].verdict is Verdict.ERROR, results[0].message
+    assert results[0].message.startswith("a process of the run outlived the kill: pid ")
+    assert processes_carrying(marker) == []
+
+
+def test_without_proc_children_files_a_phase_is_accounted_for_by_reading_every_process(monkeypatch, processes_carrying):
+    monkeypatch.setattr(reaper, "_children_readable", False)
+    scans = []
+    monkeypatch.setattr(reaper, "snapshot", lambda real=reaper.snapshot: scans.append(1) or real())
+    marker = uuid.uuid4().hex[:12]
+    outcome = spawn(leaves_a_helper(marker), env=None, cwd=None).wait(30)
+    assert [h["cmdline"].endswith(f"time.sleep(600) {marker}") for h in outcome.outlived] == [True]
+    assert scans
+    assert processes_carrying(marker) == []
+
+
+def test_a_child_forked_by_any_thread_of_a_process_is_below_it():
+    # /proc/PID/task/TID/children lists the children of one thread: a child started by another
+    # thread than the main one is on that thread's list only.
+    code = (
+        "import subprocess, sys, threading, time\n"
+        "t = threading.Thread(target=subprocess.Popen, args=([sys.executable, '-c', 'import time; time.sleep(60)'],))\n"
+        "t.start(); t.join(); print('started', flush=True); time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    kids = []
+    try:
+        assert parent.stdout.readline() == b"started\n"
+        kids = reaper.children(parent.pid)
+        [child] = kids
+        assert reaper.read_proc(child).ppid == parent.pid
+        assert set(reaper.tree({parent.pid})) == {parent.pid, child}
+    finally:
+        for pid in kids:
+            os.kill(pid, signal.SIGKILL)
+        parent.kill()
+        parent.wait()
+        parent.stdout.close()
+        for pid in kids:  # reparented to this process when it is a subreaper (an earlier test made it one)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass

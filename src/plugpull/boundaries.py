@@ -9,8 +9,10 @@ another order still finds the same step. A kill lands *before* or *after* one.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
+
+from plugpull.evidence import asdict
 
 SIDES = ("before", "after")
 

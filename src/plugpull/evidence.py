@@ -6,9 +6,39 @@ branch of the checks without running a process.
 
 from __future__ import annotations
 
+import copy
 import signal
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
+
+#: Values that are their own copy: dataclasses.asdict deep-copies them to themselves.
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def asdict(obj: Any) -> Any:
+    """``dataclasses.asdict``, the same result for plain evidence, without a ``copy.deepcopy`` per leaf.
+
+    The standard one deep-copies every string and number it meets (a call each: 150,000 for a
+    LangGraph map's 96 lines, 3 ms a line, issue 26); those are immutable, so they are returned as
+    they are. Dataclasses, dicts, lists and tuples (named ones too) are rebuilt as the standard one
+    does; anything else is still deep-copied.
+    """
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: asdict(getattr(obj, f.name)) for f in fields(obj)}
+    kind = type(obj)
+    if kind in _ATOMS:
+        return obj
+    if kind is dict:
+        return {asdict(k): asdict(v) for k, v in obj.items()}
+    if kind is list:
+        return [asdict(v) for v in obj]
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return kind(*[asdict(v) for v in obj])
+    if isinstance(obj, (list, tuple)):
+        return kind(asdict(v) for v in obj)
+    if isinstance(obj, dict):
+        return kind((asdict(k), asdict(v)) for k, v in obj.items())
+    return copy.deepcopy(obj)
 
 
 @dataclass

@@ -9,8 +9,10 @@ import enum
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from plugpull.evidence import asdict
 
 # 2: notes moved out of `message` into their own list (docs/json-schema.md, "Changes from schema 1").
 # 3: run records hold the load average (`load`) and the witnesses' output (`witnesses`); the results

@@ -146,3 +146,17 @@ def test_the_agent_imports_nothing_of_the_harness_or_other_frameworks():
     run = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == []
+
+
+def test_the_fork_servers_hook_imports_what_a_checkpoint_write_imports_and_leaves_the_phase_run_as_main():
+    # In a fresh interpreter: the modules are not imported by the target's own import, only by the hook.
+    code = (
+        "import sys\n"
+        "from plugpull.targets import agent_framework_checkout as t\n"
+        "before = [m for m in t.FIRST_USE_IMPORTS if m in sys.modules]\n"
+        "returned = t.plugpull_prefork(['start', '--variant', 'swap'])\n"
+        "after = [m for m in t.FIRST_USE_IMPORTS if m in sys.modules]\n"
+        "print(returned, len(before) < len(t.FIRST_USE_IMPORTS), after == list(t.FIRST_USE_IMPORTS))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["None", "True", "True"]

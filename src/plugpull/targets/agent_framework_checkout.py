@@ -192,5 +192,28 @@ def main(argv: list[str] | None = None) -> int:
     return asyncio.run(run(args.phase, workdir))
 
 
+#: What a phase imports on its first checkpoint write (Agent Framework's checkpoint encoding and what it
+#: pickles with, the executor's queue), measured in forked phases of agent-framework-core 1.18.0.
+FIRST_USE_IMPORTS = (
+    "pickle",
+    "queue",
+    "concurrent.futures.thread",
+    "agent_framework._workflows._checkpoint_encoding",
+)
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): run once in --fork-server's server
+    """Import once, before the fork, what every forked phase would import on its first checkpoint write.
+
+    Returns None: the phase still runs this module afresh as ``__main__`` (the workflow's code, whose
+    signature a restore checks, is defined as in a cold run). A module a release does not have is skipped.
+    """
+    for name in FIRST_USE_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -164,10 +164,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def run(args: argparse.Namespace, phase: Phase, prebuilt: Any = None) -> int:
-    """One phase; ``prebuilt`` is the graph compiled without a checkpointer before this process existed."""
+def run(args: argparse.Namespace, phase: Phase, prebuilt: Any = None, version: str | None = None) -> int:
+    """One phase; ``prebuilt`` is the graph compiled without a checkpointer before this process existed,
+    ``version`` langgraph's version read there (the same installation)."""
     phase.workdir = workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
-    announce(framework="langgraph", version=importlib.metadata.version("langgraph"))  # plugpull
+    announce(framework="langgraph", version=version or importlib.metadata.version("langgraph"))  # plugpull
     conn = sqlite3.connect(workdir / "checkpoints.sqlite", check_same_thread=False)
     checkpointer = MarkedSqliteSaver(conn)
     if prebuilt is None:
@@ -198,10 +199,17 @@ def plugpull_prefork(argv: list[str]):  # plugpull (optional): what --fork-serve
     it returns runs in the forked process instead of this module as ``__main__``. Nothing here may open a
     file or a socket of the phase: the workdir and the channel are the forked process's.
     """
+    # What the first invoke would import in every forked phase (langchain_core's callback manager
+    # imports its tracer hooks on first use, a message its content-block translator): imported once here.
+    import langchain_core.messages.block_translators.langchain_v0  # noqa: F401
+    import langchain_core.tracers.context  # noqa: F401
+    import langchain_core.tracers.stdout  # noqa: F401
+
     args = parse(argv)
     phase = Phase(args.wait_checkpoint)
     graph = build_graph(None, make_refund_tool(args.variant, phase))
-    return lambda: run(args, phase, graph)
+    version = importlib.metadata.version("langgraph")  # reads the installation's metadata files: once
+    return lambda: run(args, phase, graph, version)
 
 
 if __name__ == "__main__":
