@@ -47,7 +47,15 @@ from google.genai import types
 
 from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
 from plugpull.postgres import PostgresUnavailable, run_database
-from plugpull.targets.google_adk_support import APP_NAME, SESSION_ID, USER_ID, build_runner, drain, request
+from plugpull.targets.google_adk_support import (
+    APP_NAME,
+    SESSION_ID,
+    USER_ID,
+    build_runner,
+    drain,
+    preimport,
+    request,
+)
 
 CONFIRMATION = "adk_request_confirmation"
 #: ``COMMAND approve`` exits with this when the framework refused the approval (checks/resume_after_approval.py).
@@ -183,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
-    """Import the database session store in plugpull's fork server when the phase uses one.
+    """Import what ADK imports only once a run starts (``google_adk_support.preimport``) and, when the phase
+    uses one, the database session store, in plugpull's fork server.
 
     ``session_service`` imports ``DatabaseSessionService`` (SQLAlchemy's asyncio engine, 0.5 s of CPU here) only
     for ``--session database|postgresql``, so that the sqlite store works without it; in the fork server it is
@@ -191,6 +200,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     returns None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md,
     "Throughput (issue 26)").
     """
+    preimport()
     session = parse(argv).session
     if session == "sqlite":
         return None
