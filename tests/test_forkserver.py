@@ -140,24 +140,30 @@ def test_a_command_that_is_not_python_dash_m_starts_cold(forks):
     assert forks._servers == {}
 
 
-def test_the_langgraph_target_gets_the_same_verdicts_forked_as_cold(forks):
+@pytest.fixture(scope="module")
+def langgraph_forked():
+    """One fork server for the module's langgraph lines (one import of langgraph); they share its clean runs."""
+    with Runtime(forks=ForkServers()) as runtime:
+        yield runtime
+
+
+def test_the_langgraph_target_gets_the_same_verdicts_forked_as_cold(langgraph_forked):
     variant = BUILT_INS["langgraph"].variants[0]  # durability=sync: deterministic
+    cold_runtime = Runtime()  # no fork server: every phase a fresh interpreter; the two points share the clean run
     for point, verdict in (("before-effect", Verdict.PASS), ("after-effect", Verdict.FAIL)):
-        cold = run_point(variant, point, Settings(timeout=60))
-        forked = run_point(variant, point, Settings(timeout=60), Runtime(forks=forks))
+        cold = run_point(variant, point, Settings(timeout=60), cold_runtime)
+        forked = run_point(variant, point, Settings(timeout=60), langgraph_forked)
+        assert cold.evidence["start"]["argv"] == forked.evidence["start"]["argv"]
         assert cold.verdict is forked.verdict is verdict, (cold.message, forked.message, forked.stderr)
         assert forked.evidence["start"]["returncode"] == -signal.SIGKILL
         proof = forked.evidence["proof"]
         assert proof["caller_group"] == proof["group"] == proof["caller_pid"]
+    assert langgraph_forked.forks._servers and cold_runtime.forks is None
 
 
-def test_the_tool_call_id_variant_passes_forked():
+def test_the_tool_call_id_variant_passes_forked(langgraph_forked):
     target = Target(name="agent", argv=python_module("plugpull.targets.langgraph_refund", "tool-call-id"))
-    servers = ForkServers()
-    try:
-        result = run_point(target, "after-effect", Settings(timeout=60), Runtime(forks=servers))
-    finally:
-        servers.close()
+    result = run_point(target, "after-effect", Settings(timeout=60), langgraph_forked)
     assert result.verdict is Verdict.PASS, result.message
 
 

@@ -29,6 +29,7 @@ def test_the_sidecar_is_up_in_its_own_session_during_the_block_and_gone_after_it
 
 
 def test_a_sidecar_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_path, monkeypatch):
+    default = sidecar.GRACE
     monkeypatch.setattr(sidecar, "GRACE", 0.5)
     code = (
         "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
@@ -38,7 +39,8 @@ def test_a_sidecar_that_ignores_sigterm_is_killed_after_the_grace_period(tmp_pat
     with sidecar.running(python(code), dict(os.environ), str(tmp_path), timeout=30) as line:
         pid = int(line)
     assert not alive(pid)
-    assert time.monotonic() - began < 30
+    # SIGKILLed once the grace the test set ran out, not the default's 10 s later.
+    assert 0.5 <= time.monotonic() - began < default
 
 
 def test_a_sidecar_that_says_nothing_yields_none_and_is_stopped(tmp_path):

@@ -69,9 +69,10 @@ def _first_line(proc: subprocess.Popen, timeout: float) -> str | None:
     return line.decode(errors="replace").splitlines()[0]
 
 
-def stop(proc: subprocess.Popen, grace: float = GRACE) -> None:
+def stop(proc: subprocess.Popen, grace: float | None = None) -> None:
     """SIGTERM to the sidecar's process group, then SIGKILL to whatever of the group is left after the leader
-    exited or ``grace`` seconds passed; reap it."""
+    exited or ``grace`` seconds (default: :data:`GRACE`, read at the call) passed; reap it."""
+    grace = GRACE if grace is None else grace
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)

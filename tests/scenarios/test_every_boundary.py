@@ -1,5 +1,6 @@
 """every-boundary with real processes: a fake framework whose unsafe boundaries are known, killed at each."""
 
+import functools
 import signal
 import sys
 from pathlib import Path
@@ -17,12 +18,18 @@ def boundary_framework(variant: str):
     return agent(f"{sys.executable} {AGENTS / 'boundary_framework.py'} {variant}", "every-boundary")
 
 
+@functools.cache
+def plain_map() -> list:
+    """The whole boundary map of the plain fake framework, run once for the two tests that read it."""
+    return suite.run_scenario(boundary_framework("plain"), settings=Settings(timeout=30), jobs=2)
+
+
 def failed(results) -> set[str]:
     return {r.point for r in results if r.verdict is Verdict.FAIL}
 
 
 def test_the_clean_run_lists_every_boundary_in_order_and_each_line_names_its_place():
-    results = suite.run_scenario(boundary_framework("plain"), settings=Settings(timeout=30), jobs=2)
+    results = plain_map()
     assert [r.point for r in results] == [
         f"{side} {label}"
         for label in (
@@ -45,7 +52,7 @@ def test_the_clean_run_lists_every_boundary_in_order_and_each_line_names_its_pla
 
 
 def test_the_map_finds_exactly_the_unsafe_boundaries_of_the_fake_framework():
-    plain = suite.run_scenario(boundary_framework("plain"), settings=Settings(timeout=30), jobs=2)
+    plain = plain_map()
     assert failed(plain) == {"after effect refund 1", "before checkpoint-save 2"}
     lose = suite.run_scenario(boundary_framework("lose-answer"), settings=Settings(timeout=30), jobs=2)
     assert failed(lose) == {"after effect refund 1", "before checkpoint-save 2", "after checkpoint-save 3"}
@@ -119,10 +126,16 @@ def random_kills(seed: int) -> list:
     return suite.run_scenario(boundary_framework("slow"), ["random"], settings=settings)
 
 
+@functools.cache
+def seeded_155() -> list:
+    """random_kills(155) run once for the tests that read one run of it (reproducing it takes a second run)."""
+    return random_kills(155)
+
+
 def test_random_kills_with_one_seed_are_the_same_kills_twice():
     # Seed 155 draws 7 %, 49 % and 88 % of the window: inside model-call 1, in the refund's
     # unsafe gap (0.3 s after its effect, before the save) and inside model-call 2.
-    first, second = random_kills(155), random_kills(155)
+    first, second = seeded_155(), random_kills(155)
 
     def kills(results):
         return [
@@ -141,7 +154,7 @@ def test_random_kills_with_one_seed_are_the_same_kills_twice():
 
 
 def test_a_random_kill_fail_names_the_aimed_kill_that_reproduces_it_alone():
-    results = random_kills(155)
+    results = seeded_155()
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS]
     command = f"{sys.executable} {AGENTS / 'boundary_framework.py'} slow"
     aimed = results[1].evidence["aimed"]

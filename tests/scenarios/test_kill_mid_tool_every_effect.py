@@ -5,16 +5,22 @@ durability="sync"; reserve_stock keyed by the order id, charge_card without a ke
 fresh uuid per run. Killed after its effect, a node runs again on resume: only the key keeps it at one.
 """
 
+import os
 import sys
 from pathlib import Path
 
 from plugpull.testing import run
 
-AGENT = f"{sys.executable} {Path(__file__).parent.parent / 'agents' / 'langgraph_order_flow.py'}"
+AGENTS = Path(__file__).parent.parent / "agents"
+# Run as a module (the same file), so that --fork-server forks its 13 phases (a clean run, then start and
+# resume for each of the 6 lines) from one process that imported langgraph once; each is still its own
+# process group, SIGKILLed for real. Cold, every phase imported langgraph.
+AGENT = f"{sys.executable} -m langgraph_order_flow"
 
 
-def test_the_default_run_kills_at_each_effect_and_flags_exactly_the_unsafe_ones():
-    results = run(AGENT, timeout=60)
+def test_the_default_run_kills_at_each_effect_and_flags_exactly_the_unsafe_ones(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(AGENTS), os.environ.get("PYTHONPATH")])))
+    results = run(AGENT, timeout=60, fork_server=True)
     lines = [(r.point, r.evidence["hold"], r.verdict.value) for r in results]
     assert lines == [
         ("before-effect", "reserve_stock:1", "PASS"),

@@ -5,6 +5,7 @@ results are keyed by (step name, call index), so the swapped restart mixes up th
 from 1.20.0 the key includes the arguments (docs/finding-agent-framework-8292.md).
 """
 
+import functools
 import importlib.metadata
 import json
 import signal
@@ -16,6 +17,7 @@ import pytest
 
 from installed import requires
 from plugpull import run_scenario
+from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.registry import REGISTRY
@@ -26,7 +28,15 @@ pytestmark = requires("agent_framework")
 VERSION = importlib.metadata.version("agent-framework-core")
 KEYED_BY_CALL_ORDER = tuple(int(p) for p in VERSION.split(".")[:2]) < (1, 20)
 SETTINGS = Settings(timeout=60)
-RUNTIME = Runtime()  # the module's tests share their clean runs
+# The module's tests share their clean runs, and fork each phase from a server that imported agent_framework
+# once (each phase is still its own process group, SIGKILLed for real).
+RUNTIME = Runtime(forks=ForkServers())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fork_server():
+    yield
+    RUNTIME.close()
 
 
 def variant(name: str):
@@ -34,9 +44,16 @@ def variant(name: str):
     return target
 
 
+@functools.cache
+def swapped(point: str):
+    """The swap's line at ``point``, run once for the two tests that read it."""
+    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS, runtime=RUNTIME)
+    return result
+
+
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_through_the_harness_the_provider_sees_customer_a_charged_twice_and_b_never(point):
-    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS, runtime=RUNTIME)
+    result = swapped(point)
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["resume"]["returncode"] == 0
     calls = [(c["phase"], c["name"], c["key"]) for c in result.evidence["calls"]]
@@ -52,7 +69,7 @@ def test_through_the_harness_the_provider_sees_customer_a_charged_twice_and_b_ne
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_through_the_harness_the_swapped_restart_fails_naming_the_order_never_charged(point):
-    (result,) = run_scenario(variant("swap"), [point], settings=SETTINGS, runtime=RUNTIME)
+    result = swapped(point)
     assert result.version == VERSION and result.framework == "agent-framework-core"
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     charged = [c["name"] for c in result.evidence["calls"] if c["phase"] == "resume"]
@@ -107,7 +124,9 @@ def test_killed_before_the_first_checkpoint_resume_starts_the_run_over_from_its_
     # Nothing durable exists yet: run(checkpoint_id=...) would have nothing to restore, so the app runs
     # its input again (before issue 20 it exited 2 and the boundary map read the line as stuck).
     settings = Settings(timeout=60, boundaries=(boundary,))
-    (result,) = run_scenario(REGISTRY.adopt("every-boundary", variant(name)), ["before"], settings=settings)
+    (result,) = run_scenario(
+        REGISTRY.adopt("every-boundary", variant(name)), ["before"], settings=settings, runtime=RUNTIME
+    )
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["resume"]["returncode"] == 0
     assert result.verdict is Verdict.PASS, result.message

@@ -6,8 +6,6 @@ approver that loses the store's optimistic concurrency check exits 3, the refusa
 """
 
 import signal
-import subprocess
-import sys
 
 import pytest
 
@@ -83,9 +81,13 @@ def test_the_stale_session_errors_of_both_releases_are_the_lost_race_and_nothing
     assert not lost_the_race(RuntimeError("stale session"))
 
 
-def test_a_database_url_without_the_database_store_is_refused_with_usage():
-    argv = [sys.executable, "-m", "plugpull.targets.google_adk_approval", "--db-url", "sqlite+aiosqlite:///x", "start"]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert "--db-url needs --session database" in done.stderr
-    assert "Traceback" not in done.stderr
+def test_a_database_url_without_the_database_store_is_refused_with_usage(capsys):
+    # In this process (the test above imported ADK already): argparse's refusal, before anything starts.
+    from plugpull.targets.google_adk_approval import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--db-url", "sqlite+aiosqlite:///x", "start"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "--db-url needs --session database" in err
+    assert "Traceback" not in err

@@ -2,12 +2,10 @@
 SqliteSessionService, the run's abort_signal set or the consumer's task cancelled while plugpull holds the run at
 its point, then the next turn on the same session (src/plugpull/targets/google_adk_stream.py)."""
 
-import pytest
-
 from installed import requires
 from plugpull import run_scenario
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.targets import BUILT_INS
 
 pytestmark = requires("google.adk")
@@ -20,17 +18,9 @@ def variant(cancel: str):
     return target
 
 
-@pytest.fixture(scope="module")
-def runtime():
-    with Runtime() as shared:
-        yield shared
-
-
-def test_an_abort_seals_the_dangling_call_and_a_task_cancel_leaves_it_for_the_next_request_to_drop(runtime):
-    (aborted,) = run_scenario(variant("abort"), points=["tool-after-effect"], settings=SETTINGS, runtime=runtime)
-    (cancelled,) = run_scenario(
-        variant("task-cancel"), points=["tool-after-effect"], settings=SETTINGS, runtime=runtime
-    )
+def test_an_abort_seals_the_dangling_call_and_a_task_cancel_leaves_it_for_the_next_request_to_drop(forked):
+    (aborted,) = run_scenario(variant("abort"), points=["tool-after-effect"], settings=SETTINGS, runtime=forked)
+    (cancelled,) = run_scenario(variant("task-cancel"), points=["tool-after-effect"], settings=SETTINGS, runtime=forked)
     # abort_signal: ADK appends a synthetic response for the call (google/adk/events/_abort_events.py).
     assert aborted.evidence["conversation"][-1]["role"] == "tool"
     # A cancelled task appends nothing more: the session ends with the call and no response...
@@ -44,8 +34,8 @@ def test_an_abort_seals_the_dangling_call_and_a_task_cancel_leaves_it_for_the_ne
         assert result.message == "effect duplicated: the provider saw 2 refund (expected 1)"
 
 
-def test_partial_events_are_not_saved_so_a_cancel_loses_the_streamed_answer(runtime):
-    (stream,) = run_scenario(variant("task-cancel"), points=["model-stream"], settings=SETTINGS, runtime=runtime)
+def test_partial_events_are_not_saved_so_a_cancel_loses_the_streamed_answer(forked):
+    (stream,) = run_scenario(variant("task-cancel"), points=["model-stream"], settings=SETTINGS, runtime=forked)
     assert stream.verdict is Verdict.FAIL
     assert stream.message == (
         "the thread lost what the user saw before the cancel: streamed text of 1 of 2 message(s) (13 characters)"

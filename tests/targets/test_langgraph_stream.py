@@ -2,12 +2,10 @@
 checkpointer, an asyncio task cancelled (or SIGINT to a sync consumer) while plugpull holds the run at its point,
 then the next turn streamed on the same thread (src/plugpull/targets/langgraph_stream.py)."""
 
-import pytest
-
 from installed import requires
 from plugpull import run_scenario
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.targets import BUILT_INS
 
 pytestmark = requires("langgraph.checkpoint.sqlite.aio")
@@ -20,16 +18,10 @@ def variant(**options: str):
     return target
 
 
-@pytest.fixture(scope="module")
-def runtime():
-    with Runtime() as shared:
-        yield shared
-
-
-def test_a_cancelled_task_loses_the_answer_it_streamed_and_leaves_the_tool_call_without_a_result(runtime):
+def test_a_cancelled_task_loses_the_answer_it_streamed_and_leaves_the_tool_call_without_a_result(forked):
     target = variant(cancel="task-cancel", durability="sync", next_turn="new-message")
     points = ["model-stream", "tool-after-effect", "between-tool-and-model"]
-    stream, tool, between = run_scenario(target, points=points, settings=SETTINGS, runtime=runtime)
+    stream, tool, between = run_scenario(target, points=points, settings=SETTINGS, runtime=forked)
     # langgraph#5672: the tokens of a model step that did not finish were shown, never saved.
     assert (stream.verdict, stream.message) == (
         Verdict.FAIL,
@@ -46,14 +38,14 @@ def test_a_cancelled_task_loses_the_answer_it_streamed_and_leaves_the_tool_call_
         assert result.evidence["cancel"]["style"] == "task-cancel" and not result.evidence["deferred"]
 
 
-def test_ctrl_c_in_a_sync_consumer_takes_effect_only_once_the_running_step_finished(runtime):
+def test_ctrl_c_in_a_sync_consumer_takes_effect_only_once_the_running_step_finished(forked):
     # LangGraph's sync stream runs its steps on worker threads and, leaving, waits for them
     # (langgraph/pregel/_executor.py, BackgroundExecutor.__exit__): the KeyboardInterrupt comes after the step.
     (stream,) = run_scenario(
         variant(cancel="keyboard-interrupt", durability="sync", next_turn="new-message"),
         points=["model-stream"],
         settings=SETTINGS,
-        runtime=runtime,
+        runtime=forked,
     )
     assert stream.evidence["deferred"] is True
     assert stream.evidence["start"]["returncode"] == 130
@@ -61,11 +53,11 @@ def test_ctrl_c_in_a_sync_consumer_takes_effect_only_once_the_running_step_finis
     assert "the cancel took effect only once the held step finished" in stream.message
 
 
-def test_an_app_that_finishes_the_cancelled_run_before_the_next_message_keeps_the_tool_result(runtime):
+def test_an_app_that_finishes_the_cancelled_run_before_the_next_message_keeps_the_tool_result(forked):
     # stream(None, config) continues from the last checkpoint: the refund runs again with the same tool call id
     # (the provider's key), its ToolMessage is saved, and the next turn's history is valid.
     target = variant(cancel="task-cancel", durability="sync", next_turn="finish-first")
-    (tool,) = run_scenario(target, points=["tool-after-effect"], settings=SETTINGS, runtime=runtime)
+    (tool,) = run_scenario(target, points=["tool-after-effect"], settings=SETTINGS, runtime=forked)
     assert tool.verdict is Verdict.PASS, tool.message
     assert [m["role"] for m in tool.evidence["conversation"]] == ["user", "assistant", "tool", "assistant"]
     assert tool.evidence["counts"] == {"refund": 1}

@@ -2,12 +2,10 @@
 SQLiteSession, result.cancel() or the consumer's task cancelled while plugpull holds the run at its point, then
 the next turn streamed with the same Session (src/plugpull/targets/openai_agents_stream.py)."""
 
-import pytest
-
 from installed import requires
 from plugpull import run_scenario
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.targets import BUILT_INS
 
 pytestmark = requires("agents")
@@ -20,15 +18,9 @@ def variant(cancel: str):
     return target
 
 
-@pytest.fixture(scope="module")
-def runtime():
-    with Runtime() as shared:
-        yield shared
-
-
-def test_an_immediate_cancel_keeps_the_session_valid_but_drops_the_turn_the_user_saw(runtime):
+def test_an_immediate_cancel_keeps_the_session_valid_but_drops_the_turn_the_user_saw(forked):
     points = ["model-stream", "tool-after-effect", "between-tool-and-model"]
-    stream, tool, between = run_scenario(variant("cancel"), points=points, settings=SETTINGS, runtime=runtime)
+    stream, tool, between = run_scenario(variant("cancel"), points=points, settings=SETTINGS, runtime=forked)
     # The SDK saves a turn's items when the turn ends: the streamed answer of the cancelled turn is gone.
     assert stream.verdict is Verdict.FAIL
     assert stream.message == (
@@ -46,9 +38,9 @@ def test_an_immediate_cancel_keeps_the_session_valid_but_drops_the_turn_the_user
         assert result.evidence["cancel"]["style"] == "cancel"
 
 
-def test_a_cancel_after_the_turn_finishes_the_turn_and_keeps_what_the_user_saw(runtime):
+def test_a_cancel_after_the_turn_finishes_the_turn_and_keeps_what_the_user_saw(forked):
     (tool,) = run_scenario(
-        variant("cancel-after-turn"), points=["tool-after-effect"], settings=SETTINGS, runtime=runtime
+        variant("cancel-after-turn"), points=["tool-after-effect"], settings=SETTINGS, runtime=forked
     )
     assert tool.verdict is Verdict.PASS, tool.message
     # The turn is the model response and its tool run; the run stops before the next model call, so the

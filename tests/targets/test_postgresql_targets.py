@@ -50,38 +50,38 @@ def test_the_postgresql_targets_name_their_store_in_their_options():
         )
 
 
-def test_dbos_on_postgresql_runs_the_killed_step_again_after_the_effect_and_a_saved_key_makes_it_once(server):
+def test_dbos_on_postgresql_runs_the_killed_step_again_after_the_effect_and_a_saved_key_makes_it_once(server, forked):
     built_in = installed("dbos-postgresql")
     unkeyed, keyed = built_in.variants
-    (after,) = run_scenario(unkeyed, ["after-effect"], settings=SETTINGS)
+    (after,) = run_scenario(unkeyed, ["after-effect"], settings=SETTINGS, runtime=forked)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
     assert after.verdict is Verdict.FAIL, (after.message, after.stderr)
     assert after.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")
-    (after,) = run_scenario(keyed, ["after-effect"], settings=SETTINGS)
+    (after,) = run_scenario(keyed, ["after-effect"], settings=SETTINGS, runtime=forked)
     assert after.verdict is Verdict.PASS, (after.message, after.stderr)
     start, resume = after.evidence["calls"]
     assert start["key"] == resume["key"] and start["key"].startswith("rf_")
 
 
-def test_racing_adk_approvers_on_postgresql_queue_on_the_session_row_and_one_runs_the_tool(server):
+def test_racing_adk_approvers_on_postgresql_queue_on_the_session_row_and_one_runs_the_tool(server, forked):
     built_in = installed("google-adk-approval-postgresql")
-    (racing,) = run_scenario(built_in.variants[0], ["racing-resumers"], settings=SETTINGS)
+    (racing,) = run_scenario(built_in.variants[0], ["racing-resumers"], settings=SETTINGS, runtime=forked)
     assert racing.evidence["counts"] == {"refund": 1}, (racing.message, racing.stderr)
     assert racing.verdict is Verdict.PASS, (racing.message, racing.stderr)
     assert "4 refused (exit 3)" in racing.message
 
 
-def test_adk_on_postgresql_runs_the_confirmed_tool_again_after_a_kill_inside_it(server):
+def test_adk_on_postgresql_runs_the_confirmed_tool_again_after_a_kill_inside_it(server, forked):
     built_in = installed("google-adk-approval-postgresql")
-    (killed,) = run_scenario(built_in.variants[0], ["killed-after-effect"], settings=SETTINGS)
+    (killed,) = run_scenario(built_in.variants[0], ["killed-after-effect"], settings=SETTINGS, runtime=forked)
     assert killed.verdict is Verdict.FAIL, (killed.message, killed.stderr)
     assert killed.evidence["counts"] == {"refund": 2}
 
 
-def test_racing_fastaiagent_approvers_on_postgresql_refund_once_whoever_crashes(server):
+def test_racing_fastaiagent_approvers_on_postgresql_refund_once_whoever_crashes(server, forked):
     built_in = installed("fastaiagent-postgresql")
-    (racing,) = run_scenario(built_in.variants[0], ["racing-resumers"], settings=SETTINGS)
+    (racing,) = run_scenario(built_in.variants[0], ["racing-resumers"], settings=SETTINGS, runtime=forked)
     # DELETE ... RETURNING gives the approval to one approver; whether a loser crashes (a deadlock in
     # PostgresCheckpointer.setup()) depends on timing, so only the one refund is asserted.
     assert racing.evidence["counts"] == {"refund": 1}, (racing.message, racing.stderr)
@@ -90,9 +90,11 @@ def test_racing_fastaiagent_approvers_on_postgresql_refund_once_whoever_crashes(
         assert "crashed" in racing.message and "DeadlockDetected" in racing.stderr, racing.message
 
 
-def test_a_fastaiagent_approver_killed_inside_the_tool_leaves_a_run_no_public_call_finishes_on_postgresql(server):
+def test_a_fastaiagent_approver_killed_inside_the_tool_leaves_a_run_no_public_call_finishes_on_postgresql(
+    server, forked
+):
     built_in = installed("fastaiagent-postgresql")
-    (killed,) = run_scenario(built_in.variants[0], ["killed-after-effect"], settings=SETTINGS)
+    (killed,) = run_scenario(built_in.variants[0], ["killed-after-effect"], settings=SETTINGS, runtime=forked)
     assert killed.verdict is Verdict.FAIL, (killed.message, killed.stderr)
     assert killed.evidence["counts"] == {"refund": 1}
     assert "recover exit code 4" in killed.message

@@ -2,12 +2,10 @@
 FunctionModel, a CancellationToken or the driving task cancelled while plugpull holds the run at its point, then
 the next turn with the history the app saved (src/plugpull/targets/pydantic_ai_stream.py)."""
 
-import pytest
-
 from installed import requires
 from plugpull import run_scenario
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.targets import BUILT_INS
 
 pytestmark = requires("pydantic_ai")
@@ -20,15 +18,9 @@ def variant(cancel: str, save: str):
     return target
 
 
-@pytest.fixture(scope="module")
-def runtime():
-    with Runtime() as shared:
-        yield shared
-
-
-def test_runcancelled_keeps_the_streamed_text_and_closes_the_dangling_call_before_the_next_request(runtime):
+def test_runcancelled_keeps_the_streamed_text_and_closes_the_dangling_call_before_the_next_request(forked):
     points = ["model-stream", "tool-after-effect"]
-    stream, tool = run_scenario(variant("token", "on-cancel"), points=points, settings=SETTINGS, runtime=runtime)
+    stream, tool = run_scenario(variant("token", "on-cancel"), points=points, settings=SETTINGS, runtime=forked)
     # RunCancelled.all_messages() holds the partial answer the user saw.
     assert stream.verdict is Verdict.PASS, stream.message
     # Cancelled after the refund: the saved history ends with the tool call and no result...
@@ -41,8 +33,8 @@ def test_runcancelled_keeps_the_streamed_text_and_closes_the_dangling_call_befor
     assert tool.message == "effect duplicated: the provider saw 2 refund (expected 1)"
 
 
-def test_an_app_that_saves_only_finished_runs_loses_the_cancelled_turn(runtime):
-    (stream,) = run_scenario(variant("token", "end"), points=["model-stream"], settings=SETTINGS, runtime=runtime)
+def test_an_app_that_saves_only_finished_runs_loses_the_cancelled_turn(forked):
+    (stream,) = run_scenario(variant("token", "end"), points=["model-stream"], settings=SETTINGS, runtime=forked)
     assert stream.verdict is Verdict.FAIL
     assert "the thread lost what the user saw before the cancel: streamed text of 2 of 2 message(s)" in stream.message
     assert stream.message.startswith("effect duplicated: the provider saw 2 refund (expected 1)")

@@ -164,6 +164,24 @@ def main(argv: list[str] | None = None) -> int:
     return finished(result)
 
 
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import FastAIAgent in plugpull's fork server, once, instead of in every forked phase (0.8 s of CPU here).
+
+    ``main`` imports it only after pointing FASTAIAGENT_LOCAL_DB at the phase's workdir and moving there. The
+    import itself reads neither (``get_config()`` is an ``lru_cache`` filled on first use, in the phase), writes
+    nothing and starts no thread; the cache is cleared anyway, so the phase reads its own environment. Returns
+    None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md, "Throughput
+    (issue 26)").
+    """
+    import fastaiagent  # noqa: F401
+    import fastaiagent.checkpointers  # noqa: F401
+    import fastaiagent.testing  # noqa: F401
+    from fastaiagent._internal.config import reset_config
+
+    reset_config()
+    return None
+
+
 def tool_results(messages) -> list[str]:
     """The tools' outputs in a conversation: Message objects (a result) or their saved dicts (the store)."""
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib
 import importlib.metadata
 import os
 import sys
@@ -45,7 +47,15 @@ from google.genai import types
 
 from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
 from plugpull.postgres import PostgresUnavailable, run_database
-from plugpull.targets.google_adk_support import APP_NAME, SESSION_ID, USER_ID, build_runner, drain, request
+from plugpull.targets.google_adk_support import (
+    APP_NAME,
+    SESSION_ID,
+    USER_ID,
+    build_runner,
+    drain,
+    preimport,
+    request,
+)
 
 CONFIRMATION = "adk_request_confirmation"
 #: ``COMMAND approve`` exits with this when the framework refused the approval (checks/resume_after_approval.py).
@@ -162,7 +172,7 @@ async def run(phase: str, workdir: Path, session_kind: str = "sqlite", db_url: s
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--session", choices=("sqlite", "database", "postgresql"), default="sqlite")
     parser.add_argument("--db-url", help="DatabaseSessionService URL (default: sqlite+aiosqlite in $PLUGPULL_WORKDIR)")
@@ -170,9 +180,42 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.db_url and args.session != "database":
         parser.error("--db-url needs --session database")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
     warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
     announce(framework="google-adk", version=importlib.metadata.version("google-adk"))
     return asyncio.run(run(args.phase, Path(os.environ.get(WORKDIR_ENV, ".")), args.session, args.db_url))
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import what ADK imports only once a run starts (``google_adk_support.preimport``) and, when the phase
+    uses one, the database session store, in plugpull's fork server.
+
+    ``session_service`` imports ``DatabaseSessionService`` (SQLAlchemy's asyncio engine, 0.5 s of CPU here) only
+    for ``--session database|postgresql``, so that the sqlite store works without it; in the fork server it is
+    imported once, before the first fork, instead of in every phase. Opens nothing, starts no thread, and
+    returns None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md,
+    "Throughput (issue 26)").
+    """
+    preimport()
+    session = parse(argv).session
+    if session == "sqlite":
+        return None
+    from google.adk.sessions import database_session_service  # noqa: F401
+
+    # The dialect and driver SQLAlchemy loads for the URL session_service builds; a missing one is the
+    # phase's own error to report.
+    if session == "postgresql":
+        driver = ("sqlalchemy.dialects.postgresql.asyncpg", "asyncpg")
+    else:
+        driver = ("sqlalchemy.dialects.sqlite.aiosqlite", "aiosqlite")
+    for module in driver:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+    return None
 
 
 if __name__ == "__main__":

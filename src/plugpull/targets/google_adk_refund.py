@@ -33,7 +33,15 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools.tool_context import ToolContext
 
 from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
-from plugpull.targets.google_adk_support import APP_NAME, SESSION_ID, USER_ID, build_runner, drain, request
+from plugpull.targets.google_adk_support import (
+    APP_NAME,
+    SESSION_ID,
+    USER_ID,
+    build_runner,
+    drain,
+    preimport,
+    request,
+)
 
 _key_variant = "none"
 
@@ -80,6 +88,16 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
     announce(framework="google-adk", version=importlib.metadata.version("google-adk"))  # plugpull
     return asyncio.run(run(args.phase, Path(os.environ.get(WORKDIR_ENV, "."))))
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import what ADK imports only once a run starts, in plugpull's fork server (``google_adk_support.preimport``).
+
+    Returns None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md,
+    "Throughput (issue 26)").
+    """
+    preimport()
+    return None
 
 
 if __name__ == "__main__":

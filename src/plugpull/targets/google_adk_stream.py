@@ -51,6 +51,7 @@ from plugpull.client import (  # plugpull
     record_result,
     wait_for_cancel,
 )
+from plugpull.targets.google_adk_support import preimport
 
 APP_NAME, USER_ID, SESSION_ID = "refunds", "customer-1", "refund-A-1001"
 FIRST = "Please refund order A-1001."
@@ -230,6 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     args.workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
     announce(framework="google-adk", version=importlib.metadata.version("google-adk"))  # plugpull
     return asyncio.run(converse(args))
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import what ADK imports only once a run starts, in plugpull's fork server (``google_adk_support.preimport``).
+
+    Returns None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md,
+    "Throughput (issue 26)").
+    """
+    preimport()
+    return None
 
 
 if __name__ == "__main__":
