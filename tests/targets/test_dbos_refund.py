@@ -4,7 +4,11 @@ DBOS docs: a recovered workflow resumes from its last completed step (its saved 
 used); the step in flight runs again.
 """
 
+import dataclasses
+import re
 import signal
+
+import pytest
 
 from installed import requires
 from plugpull import run_scenario
@@ -23,9 +27,36 @@ def variant(name: str, key: str):
     return target
 
 
+# Seconds from DBOS.launch() to the recovered workflow's SUCCESS, as the same-version resumes of this module said.
+RECOVERIES: list[float] = []
+RECOVERED = re.compile(r"resume: workflow \S+ is SUCCESS ([0-9.]+)s after launch")
+
+
+def recovered_in(stderr: str) -> float:
+    (seconds,) = RECOVERED.findall(stderr)
+    return float(seconds)
+
+
+@pytest.fixture(scope="module")
+def watch_pending(forked) -> float:
+    """How long resume watches another application version's workflow stay PENDING (the target's --recovery-wait).
+
+    DBOS.launch() re-enqueues only the PENDING workflows of its own application_version
+    (SystemDatabase.get_pending_workflows filters on it; dbos/_recovery.py), run at the internal queue's next poll:
+    another version's workflow is recovered as fast as a same-version one, or never. 5 times the slowest
+    same-version recovery measured in this run (floor 3 s) is enough to see it not happen (the target's default,
+    what the findings' records ran with, is 30 s).
+    """
+    if not RECOVERIES:  # selected alone: measure a same-version recovery first
+        (after,) = run_scenario(variant("dbos", "none"), ["after-effect"], settings=SETTINGS, runtime=forked)
+        RECOVERIES.append(recovered_in(after.stderr))
+    return max(3.0, 5 * max(RECOVERIES))
+
+
 def test_without_a_key_the_killed_step_runs_again_and_refunds_twice_after_the_effect(forked):
     before, after = run_scenario(variant("dbos", "none"), settings=SETTINGS, runtime=forked)
     assert before.verdict is Verdict.PASS, (before.message, before.stderr)
+    RECOVERIES.append(recovered_in(after.stderr))  # a FAIL line: it shows resume's stderr
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
     assert after.verdict is Verdict.FAIL
@@ -42,13 +73,14 @@ def test_a_key_drawn_in_the_finished_step_is_replayed_from_the_system_database_s
         assert start["key"] == resume["key"] and start["key"].startswith("rf_")
 
 
-def test_a_recovering_process_of_another_application_version_leaves_the_workflow_pending(forked):
+def test_a_recovering_process_of_another_application_version_leaves_the_workflow_pending(forked, watch_pending):
     (changed,) = [t for t in BUILT_INS["dbos"].variants if t.options.get("app_version") == "changed"]
+    changed = dataclasses.replace(changed, argv=(*changed.argv, "--recovery-wait", str(watch_pending)))
     (after,) = run_scenario(changed, ["after-effect"], settings=SETTINGS, runtime=forked)
     assert after.evidence["start"]["returncode"] == -signal.SIGKILL
     assert after.evidence["resume"]["returncode"] == 0
     assert after.evidence["counts"] == {"refund": 1}
     assert after.verdict is Verdict.FAIL
     assert after.message == "run did not finish: resume exited 0 without a result"
-    assert "is still PENDING after 30s: not recovered (recorded under version refunds-1" in after.stderr
+    assert f"is still PENDING after {watch_pending:g}s: not recovered (recorded under version refunds-1" in after.stderr
     assert [note["text"] for note in after.notes] == [DBOS_VERSION_NOT_RECOVERED.text]

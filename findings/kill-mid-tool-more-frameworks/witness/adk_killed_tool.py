@@ -30,32 +30,8 @@ import sys
 import tempfile
 import warnings
 
-from google.adk.agents import LlmAgent
-from google.adk.apps import App, ResumabilityConfig
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_response import LlmResponse
-from google.adk.runners import Runner
-from google.adk.tools import FunctionTool
-from google.genai import types
-
 APP, USER, SESSION, CONFIRM = "refunds", "customer-1", "refund-A-1001", "adk_request_confirmation"
 warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
-
-
-class ScriptedLlm(BaseLlm):
-    """Asks for the refund until the conversation holds its result, then answers in text."""
-
-    model: str = "scripted"
-
-    async def generate_content_async(self, llm_request, stream=False):
-        parts = [p for c in llm_request.contents or [] for p in c.parts or []]
-        if any(p.function_response and p.function_response.name == "refund" for p in parts):
-            part = types.Part(text="Refund for order A-1001 is done.")
-        else:
-            part = types.Part(
-                function_call=types.FunctionCall(name="refund", args={"order_id": "A-1001", "cents": 1999})
-            )
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
 def refund(order_id: str, cents: int) -> dict:
@@ -70,7 +46,31 @@ def refund(order_id: str, cents: int) -> dict:
     return {"status": f"refunded {cents} cents on order {order_id}"}
 
 
-def runner(args) -> Runner:
+def runner(args):
+    # ADK is imported here, in the phases' processes only: the parent that runs them needs none of it.
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App, ResumabilityConfig
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import Runner
+    from google.adk.tools import FunctionTool
+    from google.genai import types
+
+    class ScriptedLlm(BaseLlm):
+        """Asks for the refund until the conversation holds its result, then answers in text."""
+
+        model: str = "scripted"
+
+        async def generate_content_async(self, llm_request, stream=False):
+            parts = [p for c in llm_request.contents or [] for p in c.parts or []]
+            if any(p.function_response and p.function_response.name == "refund" for p in parts):
+                part = types.Part(text="Refund for order A-1001 is done.")
+            else:
+                part = types.Part(
+                    function_call=types.FunctionCall(name="refund", args={"order_id": "A-1001", "cents": 1999})
+                )
+            yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
     if args.session == "sqlite":
         from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
@@ -87,6 +87,8 @@ def runner(args) -> Runner:
 
 
 async def child(args) -> int:
+    from google.genai import types
+
     r = runner(args)
     kwargs: dict = {}
     if args.phase == "run":

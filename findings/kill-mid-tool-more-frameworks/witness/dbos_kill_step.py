@@ -1,15 +1,18 @@
 """DBOS: a workflow SIGKILLed inside a step, recovered by DBOS.launch() in a new process.
 
     python dbos_kill_step.py --point before-effect|after-effect [--app-version same|changed] [--db-url URL]
+                             [--wait SECONDS]
 
 Needs only dbos (SQLite system database, no server; or --db-url postgresql://..., the system database on
 PostgreSQL, as ../../postgresql-stores/witness/on_postgres.py passes it). A @DBOS.workflow runs two @DBOS.step()s:
 draft_refund, then refund, whose side effect is a row in effects.db. Child process 1 runs the workflow
 and SIGKILLs itself inside refund, before or after the row. Child 2 calls DBOS.launch(), which recovers
-the pending workflow, and waits for its result. With --app-version changed child 2 runs under another
-application_version, as after a deploy. DBOS docs: a workflow "resumes execution from the last completed
-step" (steps run at least once, https://docs.dbos.dev/explanations/how-workflows-work), and "DBOS does not
-attempt to recover workflows tagged with a different application version" (https://docs.dbos.dev/self-hosting).
+the pending workflow, and waits for its result (up to --wait seconds, 30 by default; detail "seconds":
+how long after launch() returned it saw the workflow finish, or stopped watching). With --app-version
+changed child 2 runs under another application_version, as after a deploy. DBOS docs: a workflow "resumes execution from
+the last completed step" (steps run at least once, https://docs.dbos.dev/explanations/how-workflows-work),
+and "DBOS does not attempt to recover workflows tagged with a different application version"
+(https://docs.dbos.dev/self-hosting).
 
 Exit 0: recovery finished the workflow with one refund; 1: two refunds, or the workflow never
 finished; 2: the kill did not land as designed.
@@ -29,7 +32,7 @@ import time
 
 NAME = "dbos_kill_step"
 WORKFLOW_ID = "refund-A-1001"
-WAIT = 30.0  # recovery of this workflow takes well under a second after launch
+WAIT = 30.0  # the default: recovery of this workflow takes about a second after launch (detail "seconds")
 
 
 def effects() -> int:
@@ -38,7 +41,7 @@ def effects() -> int:
         return db.execute("select count(*) from effects where name = 'refund'").fetchone()[0]
 
 
-def child(phase: str, point: str, app_version: str, db_url: str | None) -> int:
+def child(phase: str, point: str, app_version: str, db_url: str | None, wait: float) -> int:
     from dbos import DBOS, SetWorkflowID
 
     @DBOS.step()
@@ -69,17 +72,20 @@ def child(phase: str, point: str, app_version: str, db_url: str | None) -> int:
     )
     try:
         DBOS.launch()  # recovers this executor's PENDING workflows of this application version
+        began = time.monotonic()
         if phase == "start":
             with SetWorkflowID(WORKFLOW_ID):
                 refund_workflow("A-1001")
             return 0
         handle = DBOS.retrieve_workflow(WORKFLOW_ID)
-        deadline = time.monotonic() + WAIT
+        deadline = time.monotonic() + wait
         status = handle.get_status()
         while status.status in ("PENDING", "ENQUEUED") and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.05)
             status = handle.get_status()
-        print(json.dumps({"status": status.status, "recorded_version": status.app_version, "ran_version": version}))
+        # seconds: from launch()'s return to the status read last (recovery's time, or how long it stayed PENDING)
+        seen = {"status": status.status, "recorded_version": status.app_version, "ran_version": version}
+        print(json.dumps({**seen, "seconds": round(time.monotonic() - began, 2)}))
         return 0
     finally:
         DBOS.destroy()
@@ -90,15 +96,19 @@ def main() -> int:
     parser.add_argument("--point", choices=("before-effect", "after-effect"), default="after-effect")
     parser.add_argument("--app-version", choices=("same", "changed"), default="same")
     parser.add_argument("--db-url", help="the system database (default: SQLite in the current folder)")
+    parser.add_argument("--wait", type=float, default=WAIT, help="seconds resume waits for the workflow (default 30)")
     parser.add_argument("--phase", choices=("start", "resume"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.wait < 0:
+        parser.error(f"--wait {args.wait:g}: seconds cannot be negative")
     if args.phase:
-        return child(args.phase, args.point, args.app_version, args.db_url)
+        return child(args.phase, args.point, args.app_version, args.db_url, args.wait)
 
     def run(phase: str) -> subprocess.CompletedProcess:
         argv = [sys.executable, __file__, "--point", args.point, "--app-version", args.app_version, "--phase", phase]
+        argv += ["--wait", str(args.wait)]
         argv += ["--db-url", args.db_url] if args.db_url else []
-        return subprocess.run(argv, capture_output=True, text=True, timeout=240)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=240 + args.wait)
 
     out = {"witness": NAME, "framework": "dbos", "version": importlib.metadata.version("dbos")}
     for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
@@ -125,7 +135,7 @@ def main() -> int:
         did=(
             f"workflow SIGKILLed inside its refund step ({args.point}); DBOS.launch() in a new process "
             f"(application_version {seen['ran_version']}, workflow recorded under {seen['recorded_version']}) "
-            f"left it {seen['status']}; {refunds} refund(s)"
+            f"left it {seen['status']} ({seen['seconds']:g} s after launch); {refunds} refund(s)"
         ),
         detail=seen,
     )

@@ -196,7 +196,9 @@ def main() -> int:
     finally:
         for proc in reversed(processes):
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
+                # The service is stopped as hypercorn says ("CTRL + C to quit"): on SIGTERM it did not exit within
+                # the 5 s below (hypercorn 0.18, restate-sdk 1.3), so every run waited them out before the SIGKILL.
+                os.killpg(proc.pid, signal.SIGTERM if proc.args[0] == binary else signal.SIGINT)
                 try:
                     proc.wait(5)
                 except subprocess.TimeoutExpired:

@@ -126,9 +126,9 @@ async def resume(where: Path) -> int:
     return 0
 
 
-def phase(name: str, where: Path, *extra: str) -> int:
-    """Each phase in its own Python process: the retry shares nothing in memory with the failed run."""
-    argv = [sys.executable, __file__, "--phase", name, "--dir", str(where), *extra]
+def retry(where: Path) -> int:
+    """The retry in a Python process of its own: it shares nothing in memory with the failed run."""
+    argv = [sys.executable, __file__, "--phase", "resume", "--dir", str(where)]
     return subprocess.run(argv, timeout=240).returncode
 
 
@@ -142,23 +142,23 @@ def report(point: str, verdict: str, counts: dict[str, int], did: str) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--point", choices=["ack-lost", "write-lost"], default="ack-lost")
-    parser.add_argument("--phase", choices=["start", "resume"], help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=["resume"], help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
-    parser.add_argument("--token", help=argparse.SUPPRESS)
     args = parser.parse_args()
     set_tracing_disabled(True)
-    if args.phase == "start":
-        return asyncio.run(start(Path(args.dir), args.point, args.token))
     if args.phase == "resume":
         return asyncio.run(resume(Path(args.dir)))
 
     token = secrets.token_hex(8)
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
-        started = phase("start", where, "--point", args.point, "--token", token)
+        try:
+            started = asyncio.run(start(where, args.point, token))  # the failed run: in this process
+        except Exception as exc:  # it failed otherwise than by the fault: no evidence either way
+            return report(args.point, "ERROR", {}, f"start raised {type(exc).__name__}: {exc}")
         if started != 1 or not (where / "state.json").exists():
-            return report(args.point, "ERROR", {}, f"start exited {started}: the {args.point} fault did not land")
-        resumed = phase("resume", where)
+            return report(args.point, "ERROR", {}, f"start returned {started}: the {args.point} fault did not land")
+        resumed = retry(where)
         with sqlite3.connect(where / "session.db") as db:
             rows = [
                 r[0] for r in db.execute("SELECT message_data FROM agent_messages WHERE session_id = ?", (SESSION,))

@@ -1,7 +1,7 @@
 """A refund workflow on DBOS with its system database: the built-in `dbos` and `dbos-postgresql` targets.
 
     python -m plugpull.targets.dbos_refund [--key none|checkpointed] [--app-version same|changed]
-                                           [--store sqlite|postgresql] start|resume
+                                           [--store sqlite|postgresql] [--recovery-wait SECONDS] start|resume
 
 A ``@DBOS.workflow()`` with two ``@DBOS.step()``s; DBOS's system database is SQLite in
 $PLUGPULL_WORKDIR (``--store sqlite``: ``system_database_url="sqlite:///..."``, no server), or this run's
@@ -22,7 +22,8 @@ output really is replayed from the system database.
 start:  ``DBOS.launch()``, then the workflow under ``SetWorkflowID`` (one id per refund).
 resume: ``DBOS.launch()``, which recovers this executor's pending workflows of the same
         application version by itself, then waits for the workflow (``DBOS.retrieve_workflow(id)``,
-        its status polled) up to RECOVERY_WAIT seconds. A workflow still not finished then is
+        its status polled) up to RECOVERY_WAIT seconds (``--recovery-wait``; stderr says how long
+        after launch it finished). A workflow still not finished then is
         reported on stderr with the version it was recorded under, and resume exits 0 without
         a result: the run did not finish, and nothing in this process will finish it.
 ``application_version`` is set explicitly: by default DBOS hashes the workflow source, and a
@@ -49,8 +50,9 @@ from plugpull.postgres import PostgresUnavailable, run_database  # plugpull: thi
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-1"
 CHANGED_APP_VERSION = "refunds-2"
-# How long resume waits for the recovered workflow: recovery of this two-step workflow takes well
-# under a second after launch; a workflow DBOS did not recover never finishes, however long we wait.
+# How long resume waits for the recovered workflow: recovery of this two-step workflow takes about a
+# second after launch (DBOS 3.x re-enqueues it on its internal queue, run at the queue's next poll); a
+# workflow DBOS did not recover never finishes, however long we wait.
 RECOVERY_WAIT = 30.0
 _key_variant = "none"
 
@@ -88,8 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--key", choices=("none", "checkpointed"), default="none")
     parser.add_argument("--app-version", choices=("same", "changed"), default="same")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--recovery-wait", type=float, default=RECOVERY_WAIT, metavar="SECONDS")
     parser.add_argument("phase", choices=("start", "resume"))
     args = parser.parse_args(argv)
+    if args.recovery_wait < 0:
+        parser.error(f"--recovery-wait {args.recovery_wait:g}: seconds cannot be negative")
     _key_variant = args.key
     announce(framework="dbos", version=importlib.metadata.version("dbos"))  # plugpull
     workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
@@ -111,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         DBOS.launch()
+        launched = time.monotonic()
         if args.phase == "start":
             with SetWorkflowID(WORKFLOW_ID):
                 final = refund_workflow("A-1001")
@@ -121,16 +127,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"resume: workflow {WORKFLOW_ID} is {status.status} after launch (recorded under version "
                 f"{status.app_version}; this process runs {version})"
             )
-            deadline = time.monotonic() + RECOVERY_WAIT
+            deadline = launched + args.recovery_wait
             while status.status in ("PENDING", "ENQUEUED") and time.monotonic() < deadline:
-                time.sleep(0.2)
+                time.sleep(0.05)
                 status = handle.get_status()
             if status.status in ("PENDING", "ENQUEUED"):
                 log(
-                    f"resume: workflow {WORKFLOW_ID} is still {status.status} after {RECOVERY_WAIT:g}s: "
+                    f"resume: workflow {WORKFLOW_ID} is still {status.status} after {args.recovery_wait:g}s: "
                     f"not recovered (recorded under version {status.app_version}; this process runs {version})"
                 )
                 return 0
+            log(f"resume: workflow {WORKFLOW_ID} is {status.status} {time.monotonic() - launched:.2f}s after launch")
             final = handle.get_result()
     finally:
         DBOS.destroy()
