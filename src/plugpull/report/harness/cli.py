@@ -698,7 +698,7 @@ def _reading_once(command: Callable[..., int], *args: Any) -> int:
 
 HANDLERS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "run": _run,
-    # Both only read findings/: each finding.toml and record is read once (finding.read_once).
+    # Neither writes a finding.toml or a record: each is read once (finding.read_once).
     "check": lambda args, root: _reading_once(check, root, args.finding),
     "regenerate": lambda args, root: _reading_once(regenerate, root),
     "list": list_jobs,

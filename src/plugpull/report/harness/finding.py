@@ -26,14 +26,15 @@ FINDINGS_DIR = "findings"
 
 # What one `report check` or `report regenerate` has read, by (what, root): the pages, the summaries' matrices and
 # the sweeps' tables each load every finding.toml and every record again (20 times each: 36 s of a 40 s check of
-# the committed records), and those commands write nothing under findings/. None outside read_once().
+# the committed records), and those commands write no finding.toml and no record (regenerate writes pages only).
+# None outside read_once().
 _READ: dict[tuple[str, Path], Any] | None = None
 
 
 @contextmanager
 def read_once() -> Iterator[None]:
     """Within this block, load_all and history.valid_records read each root once and give the same answer
-    again: for commands that only read findings/ (check, regenerate), never around a write under it."""
+    again: for commands that write no finding.toml and no record (check, regenerate), never around one that does."""
     global _READ
     outer, _READ = _READ, {} if _READ is None else _READ
     try:
