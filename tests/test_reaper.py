@@ -94,7 +94,13 @@ def test_an_interrupt_inside_popen_still_kills_the_target_it_was_starting(proces
     monkeypatch.setattr(reaper, "own", interrupted)
     with pytest.raises(KeyboardInterrupt):
         spawn([sys.executable, "-c", "import time; time.sleep(600)", marker], env=None, cwd=None)
-    (child,) = processes_carrying(marker)  # running, and known to no group list
+    # Popen returns once the exec closed its error pipe, which the kernel does before the new image has set up
+    # its arguments: /proc/PID/cmdline can still be empty then (a full run on 4 workers caught it).
+    deadline = time.monotonic() + 30
+    while not (carrying := processes_carrying(marker)):
+        assert time.monotonic() < deadline, "the target never showed its command line"
+        time.sleep(0.01)
+    (child,) = carrying  # running, and known to no group list
     process.stop_all()
     deadline = time.monotonic() + 30
     while os.waitpid(child, os.WNOHANG) == (0, 0):  # our child: reaped here once it died
