@@ -267,3 +267,13 @@ def test_a_child_the_agent_forks_does_not_keep_a_held_calls_connection_open():
             assert call.closed_at is not None
         finally:
             os.killpg(agent.pid, signal.SIGKILL)
+
+
+def test_import_present_imports_what_is_installed_and_skips_what_is_not():
+    import sys
+
+    from plugpull.client import import_present
+
+    sys.modules.pop("colorsys", None)
+    import_present("plugpull_no_such_module", "colorsys", "plugpull_no_such_package.child")
+    assert "colorsys" in sys.modules and "plugpull_no_such_module" not in sys.modules

@@ -398,3 +398,19 @@ def announce(**info: str | int | float) -> None:
     if not in_run("announce"):
         return
     _request({"op": "announce", **info})
+
+
+def import_present(*modules: str) -> None:
+    """Import each of ``modules`` that this installation has; one a release lacks is skipped.
+
+    For a ``plugpull_prefork`` hook (docs/cli.md, ``--fork-server``): it imports once, in the fork server, what every
+    forked phase would otherwise import on first use; the phase imports whatever its release needs, as a cold
+    one does, so a missing module is no error here.
+    """
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass

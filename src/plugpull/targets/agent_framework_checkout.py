@@ -37,7 +37,7 @@ from typing import Any
 
 from agent_framework import FileCheckpointStorage, step, workflow
 
-from plugpull.client import announce, boundary, record_effect, record_result  # plugpull
+from plugpull.client import announce, boundary, import_present, record_effect, record_result  # plugpull
 
 WORKFLOW_NAME = "checkout_two_orders"
 ORDERS = ["A", "B"]
@@ -208,11 +208,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): run once 
     Returns None: the phase still runs this module afresh as ``__main__`` (the workflow's code, whose
     signature a restore checks, is defined as in a cold run). A module a release does not have is skipped.
     """
-    for name in FIRST_USE_IMPORTS:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
+    import_present(*FIRST_USE_IMPORTS)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import importlib
 import importlib.metadata
 import os
 import sys
@@ -45,7 +43,7 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools import FunctionTool
 from google.genai import types
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
+from plugpull.client import WORKDIR_ENV, announce, gate, import_present, record_effect, record_result
 from plugpull.postgres import PostgresUnavailable, run_database
 from plugpull.targets.google_adk_support import (
     APP_NAME,
@@ -212,9 +210,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
         driver = ("sqlalchemy.dialects.postgresql.asyncpg", "asyncpg")
     else:
         driver = ("sqlalchemy.dialects.sqlite.aiosqlite", "aiosqlite")
-    for module in driver:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(module)
+    import_present(*driver)
     return None
 
 

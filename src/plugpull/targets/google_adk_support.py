@@ -9,8 +9,6 @@ plugpull's but ``preimport``, which the targets' ``plugpull_prefork`` hooks call
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 from typing import Any
 
 from google.adk.agents import LlmAgent
@@ -20,6 +18,8 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 from google.genai import types
+
+from plugpull.client import import_present
 
 #: What ADK imports only once a run starts (its workflow engine, the LLM flows, the Gemini model class and the
 #: auth libraries they pull in): 0.75 s of a phase's 0.87 s of CPU here (google-adk 2.x; python -X importtime).
@@ -40,9 +40,7 @@ def preimport() -> None:
     Only imports: these modules open nothing and start no thread at import (checked: one thread after). A module
     another ADK release does not have is left out; the phase imports what its release needs, as a cold one does.
     """
-    for module in RUN_IMPORTS:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(module)
+    import_present(*RUN_IMPORTS)
 
 
 APP_NAME = "refunds"
