@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dbos_recovery import pending_watch
 from installed import requires
 
 pytestmark = [pytest.mark.witness, requires("dbos")]
@@ -32,21 +33,13 @@ RECOVERIES: list[float] = []
 
 @pytest.fixture(scope="module")
 def watch_pending() -> float:
-    """How long a recovery under another application version is watched for staying PENDING.
-
-    DBOS.launch() lists the PENDING workflows of its own executor and application_version
-    (SystemDatabase.get_pending_workflows filters on application_version) and its recovery thread re-enqueues only
-    those on DBOS's internal queue, whose next poll runs them (dbos/_recovery.py): a workflow of another version
-    is recovered as fast as one of the same version, or never. So 5 times the slowest same-version recovery
-    measured in this run (floor 3 s) is enough to see it not happen; the witness's own default, what the
-    records ran with, is 30 s.
-    """
+    """How long a recovery under another application version is watched for staying PENDING (dbos_recovery)."""
     if not RECOVERIES:  # the changed-version lines selected alone: measure the same-version recovery first
         with tempfile.TemporaryDirectory() as folder:
             _, out, run = witness(Path(folder), DBOS_KILL_STEP, "--point", "before-effect")
         assert out["detail"]["status"] == "SUCCESS", run.stderr
         RECOVERIES.append(out["detail"]["seconds"])
-    wait = max(3.0, 5 * max(RECOVERIES))
+    wait = pending_watch(RECOVERIES)
     print(f"watching another version's workflow for {wait:g} s: 5 x the slowest same-version recovery {RECOVERIES}")
     return wait
 

@@ -10,6 +10,7 @@ import signal
 
 import pytest
 
+from dbos_recovery import pending_watch
 from installed import requires
 from plugpull import run_scenario
 from plugpull.results import Verdict
@@ -39,18 +40,12 @@ def recovered_in(stderr: str) -> float:
 
 @pytest.fixture(scope="module")
 def watch_pending(forked) -> float:
-    """How long resume watches another application version's workflow stay PENDING (the target's --recovery-wait).
-
-    DBOS.launch() re-enqueues only the PENDING workflows of its own application_version
-    (SystemDatabase.get_pending_workflows filters on it; dbos/_recovery.py), run at the internal queue's next poll:
-    another version's workflow is recovered as fast as a same-version one, or never. 5 times the slowest
-    same-version recovery measured in this run (floor 3 s) is enough to see it not happen (the target's default,
-    what the findings' records ran with, is 30 s).
-    """
+    """How long resume watches another application version's workflow stay PENDING (the target's --recovery-wait;
+    dbos_recovery)."""
     if not RECOVERIES:  # selected alone: measure a same-version recovery first
         (after,) = run_scenario(variant("dbos", "none"), ["after-effect"], settings=SETTINGS, runtime=forked)
         RECOVERIES.append(recovered_in(after.stderr))
-    return max(3.0, 5 * max(RECOVERIES))
+    return pending_watch(RECOVERIES)
 
 
 def test_without_a_key_the_killed_step_runs_again_and_refunds_twice_after_the_effect(forked):
