@@ -4,7 +4,9 @@ committed the way papermill needs it: no outputs, a kernelspec with a language, 
 import importlib.util
 import json
 import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -29,7 +31,12 @@ MISSING = [f for f in WRITTEN if f.id in APART and importlib.util.find_spec(APAR
 TINY = {
     "langgraph-kill-mid-tool": {"points": ["after-effect"], "options": {"durability": ["sync"], "key": ["none"]}},
     "openai-agents-4775": {"points": ["ack-lost"], "options": {}},
-    "agent-framework-8292": {"points": ["after-effect"], "options": {"variant": ["swap"]}},
+    # Also the timing-line test's run: the swap variant twice as its own line_repeats say, the control once.
+    "agent-framework-8292": {
+        "points": ["after-effect"],
+        "options": {"variant": ["swap", "control"]},
+        "line_repeats": [{"point": "after-effect", "options": {"variant": "swap"}, "repeats": 2}],
+    },
     # Three frameworks: one target (the stuck run) here; the other two are skipped by the parameter.
     "resume-after-approval": {
         "points": ["killed-after-effect"],
@@ -93,11 +100,50 @@ TINY = {
 # Findings whose notebook starts a throwaway server (plugpull.postgres): skipped, saying why, where none can start.
 NEEDS_SERVER = {"postgresql-stores"}
 # What the record's lines are called when a point expands into one line per boundary.
-LINES = {"boundary-map": ["after effect refund 1"]}
+LINES = {"boundary-map": ["after effect refund 1"], "agent-framework-8292": ["after-effect"] * 3}
+
+
+@pytest.fixture(scope="module")
+def smoke(current_kernel, tmp_path_factory):
+    """A finding's notebook run once with its TINY parameters, for every test of this module that reads that run
+    (the 8292 smoke and the timing-line test: a notebook run is 3-7 CPU-s, a kernel and pandas and matplotlib
+    imported each time): ``smoke(finding)`` gives the papermill run, the executed notebook and the record."""
+    runs: dict[str, tuple[ipynb.NotebookRun, Path, Path]] = {}
+
+    def run(finding):
+        if finding.id not in runs:
+            folder = tmp_path_factory.mktemp(finding.id)
+            out, results = folder / "out.ipynb", folder / "record.json"
+            parameters = {
+                **finding.parameters,
+                **TINY[finding.id],
+                "repeats": 1,
+                "pin": "smoke",
+                "results_path": str(results),
+            }
+            # The line's processes fork from a server that imported the target once: each is still started,
+            # SIGKILLed and resumed for real; what the smoke checks is that the notebook runs and writes its
+            # record, not a cold start (the notebook's default, False, is what the findings' records use).
+            # boundary-map forks by itself (run_map).
+            if finding.id != "boundary-map":
+                parameters["fork_server"] = True
+            # Unix sockets live below it: a short folder (tests/conftest.py, short_tmp).
+            scratch = Path(tempfile.mkdtemp(prefix="pp-"))
+            try:
+                runs[finding.id] = (
+                    ipynb.execute(finding.notebook, out, current_kernel, parameters, scratch),
+                    out,
+                    results,
+                )
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        return runs[finding.id]
+
+    return run
 
 
 @pytest.mark.parametrize("finding", RUNNABLE, ids=lambda f: f.id)
-def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding, current_kernel, tmp_path, short_tmp):
+def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding, smoke):
     from plugpull.targets import BUILT_INS
 
     tiny = {**finding.parameters, **TINY[finding.id]}
@@ -112,14 +158,7 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
             postgres.find_bindir()
         except postgres.PostgresUnavailable as error:
             pytest.skip(f"no PostgreSQL cluster can start here: {error}")
-    out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
-    parameters = {**finding.parameters, **TINY[finding.id], "repeats": 1, "pin": "smoke", "results_path": str(results)}
-    # The line's processes fork from a server that imported the target once: each is still started, SIGKILLed and
-    # resumed for real; what the smoke checks is that the notebook runs and writes its record, not a cold start
-    # (the notebook's default, False, is what the findings' records use). boundary-map forks by itself (run_map).
-    if finding.id != "boundary-map":
-        parameters["fork_server"] = True
-    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)
+    run, out, results = smoke(finding)
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["pin"] == "smoke" and doc["error"] is None
@@ -207,27 +246,16 @@ def test_a_several_framework_notebook_runs_the_installed_targets_and_says_which_
         notebook.select_installed(["langgraph-approval"], {})
 
 
-def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_interval(
-    current_kernel, tmp_path, short_tmp
-):
-    finding = FINDINGS["agent-framework-8292"]
-    out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
+def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_interval(smoke):
+    # The 8292 smoke's run (TINY): the swap variant is a timing line of 2 runs, the control variant runs once.
     timing = [{"point": "after-effect", "options": {"variant": "swap"}, "repeats": 2}]
-    parameters = {
-        **finding.parameters,
-        "points": ["after-effect"],
-        "options": {"variant": ["swap", "control"]},
-        "repeats": 1,
-        "line_repeats": timing,
-        "fork_server": True,  # as in the smokes above: forked lines, real kills
-        "pin": "smoke",
-        "results_path": str(results),
-    }
-    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)
+    assert TINY["agent-framework-8292"]["line_repeats"] == timing
+    run, out, results = smoke(FINDINGS["agent-framework-8292"])
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert [r["options"]["variant"] for r in doc["results"]] == ["swap", "swap", "control"]
     assert doc["parameters"]["line_repeats"] == timing
+    assert doc["parameters"]["fork_server"] is True  # forked lines, real kills
     assert "FAIL rate [95% CI]" in out.read_text() and "1.00 [0.34, 1.00]" in out.read_text()
 
 

@@ -50,16 +50,28 @@ def private_tmp(tmp_path, monkeypatch):
     return scratch
 
 
+def with_a_fail_claim(root: Path) -> Path:
+    """The demo finding claiming a FAIL after the effect on every release: its one PASS line does not reproduce it."""
+    toml = root / "findings" / "demo" / "finding.toml"
+    text = toml.read_text().replace(
+        "[[pins]]",
+        '[[claims]]\npoint = "after-effect"\nexpect = [{ versions = ">=1", verdict = "FAIL" }]\n\n[[pins]]',
+        1,
+    )
+    toml.write_text(text)
+    return root
+
+
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory, current_kernel):
     """One pin set run twice (commit "one", then "two") with private temp dirs, and this process's children before
-    the runs: shared by the tests below that read the files, the leftovers and the rerun of the same two runs (a
+    the runs: shared by the tests below that read the files, the judgement, the leftovers and the rerun (a
     kernel run each, instead of one or two per test). Children this process already had (a LocalCluster test before
     this one leaves multiprocessing's resource tracker, which lives as long as the process) are not the runs'."""
     tmp_path = tmp_path_factory.mktemp("two-runs")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
+    root = with_a_fail_claim(make_repo(tmp_path / "repo", (WRITES_A_RECORD,)))
     before = set(children_of(os.getpid()))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tempfile, "tempdir", str(scratch))
@@ -162,19 +174,10 @@ def test_two_runs_started_in_the_same_second_get_different_run_ids(tmp_path, pri
     assert len(ids) == 3
 
 
-def test_the_html_opens_with_the_judgement_against_the_findings_claims(tmp_path, current_kernel, private_tmp):
-    root = make_repo(tmp_path / "repo", (WRITES_A_RECORD,))
-    toml = root / "findings" / "demo" / "finding.toml"
-    text = toml.read_text().replace(
-        "[[pins]]",
-        '[[claims]]\npoint = "after-effect"\nexpect = [{ versions = ">=1", verdict = "FAIL" }]\n\n[[pins]]',
-        1,
-    )
-    toml.write_text(text)
-    outcome = pipeline.run(job_for(root), commit=None, make_env=lambda job: current_kernel)
+def test_the_html_opens_with_the_judgement_against_the_findings_claims(two_runs):
+    outcome, _, _ = two_runs  # its finding claims a FAIL (with_a_fail_claim); the line PASSes
     html = outcome.files[".html"].read_text()
     assert outcome.status == "does not reproduce", html[html.find("<h2") : html.find("<h2") + 1500]
-    html = outcome.files[".html"].read_text()
     assert "The finding does not reproduce on six 1.17.0" in html
     assert "1 of 1 run(s) PASS, claimed FAIL" in html
 

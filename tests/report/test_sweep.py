@@ -18,7 +18,7 @@ from builders import make_repo
 from fake_index import served
 
 from plugpull.report.harness import environment, flips, issue_body, package_index, pages, pipeline, summary, sweep
-from plugpull.report.harness.finding import load_all
+from plugpull.report.harness.finding import load_all, read_once
 
 
 def six_page(upload_times: bool = True) -> dict:
@@ -214,11 +214,14 @@ def test_an_error_run_gives_its_reason_from_the_last_line_of_the_targets_stderr_
 
 def test_the_committed_upgrade_records_reach_the_summary_of_their_framework_one_cell_per_variant():
     root = Path(__file__).parents[2]
-    ups = summary.upgrades(root, "agent-framework-core")
+    # The committed records, read and validated once for both frameworks (as `report check` reads them).
+    with read_once():
+        ups = summary.upgrades(root, "agent-framework-core")
+        openai_agents = summary.upgrades(root, "openai-agents")
     refused = [u for u in ups if (u.source, u.target) == ("1.19.0", "1.20.0")]
     assert {u.line for u in refused} >= {"before-effect variant=swap", "after-effect variant=control"}
     assert all(u.verdict == "FAIL" and u.message.startswith("refused the saved run") for u in refused)
-    assert {(u.source, u.target) for u in summary.upgrades(root, "openai-agents")} >= {("0.22.2", "0.24.0")}
+    assert {(u.source, u.target) for u in openai_agents} >= {("0.22.2", "0.24.0")}
 
 
 def test_a_record_of_another_framework_that_installs_the_package_is_no_measurement_of_it():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plugpull.results import Verdict
+from plugpull.results import Result, Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
 from plugpull.targets import Target
@@ -18,6 +18,17 @@ AGENTS = Path(__file__).parent.parent / "agents"
 # One Settings and one Runtime for the module: each target's clean approval is run once and shared.
 SETTINGS = Settings(timeout=30)
 RUNTIME = Runtime()
+RUNS: dict[tuple[tuple[str, ...], str], Result] = {}
+
+
+def judged(target: Target, point: str) -> Result:
+    """run_point with SETTINGS and RUNTIME, once per (command, point) for the module: the table's line and the tests
+    below that read more of the same run (its evidence, its message) share it, as they share the clean approval."""
+    key = (target.argv, point)
+    if key not in RUNS:
+        RUNS[key] = run_point(target, point, SETTINGS, RUNTIME)
+    return RUNS[key]
+
 
 # What each way of building the framework gets at each boundary (the fake's docstring).
 TABLE = {
@@ -34,12 +45,12 @@ TABLE = {
 
 @pytest.mark.parametrize("how, point", [(h, p) for h in TABLE for p in POINTS])
 def test_each_framework_gets_its_verdict_at_each_boundary(approval_framework, how, point):
-    result = run_point(approval_framework(how), point, SETTINGS, RUNTIME)
+    result = judged(approval_framework(how), point)
     assert result.verdict.value == TABLE[how][POINTS.index(point)], result.message
 
 
 def test_racing_approvers_all_wait_at_the_gate_and_exactly_one_runs_the_tool(approval_framework):
-    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS, RUNTIME)
+    result = judged(approval_framework("correct"), "racing-resumers")
     ev = result.evidence
     assert ev["gated"] == ev["racers"] == 5
     assert sorted(a["effect_calls"] for a in ev["approvals"]) == [0, 0, 0, 0, 1]
@@ -47,7 +58,7 @@ def test_racing_approvers_all_wait_at_the_gate_and_exactly_one_runs_the_tool(app
 
 
 def test_a_killed_approval_is_proven_before_recover_runs(approval_framework):
-    result = run_point(approval_framework("correct"), "killed-after-effect", SETTINGS, RUNTIME)
+    result = judged(approval_framework("correct"), "killed-after-effect")
     ev = result.evidence
     assert ev["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
     assert ev["proof"]["caller_group"] == ev["proof"]["group"]
@@ -55,7 +66,7 @@ def test_a_killed_approval_is_proven_before_recover_runs(approval_framework):
 
 
 def test_a_recover_that_exits_0_and_finishes_nothing_fails_although_the_effect_count_is_1(approval_framework):
-    result = run_point(approval_framework("idle-recover"), "killed-after-effect", SETTINGS, RUNTIME)
+    result = judged(approval_framework("idle-recover"), "killed-after-effect")
     assert (result.verdict, result.message) == (
         Verdict.FAIL,
         "run did not finish: recover exited 0 without a result",
@@ -65,13 +76,13 @@ def test_a_recover_that_exits_0_and_finishes_nothing_fails_although_the_effect_c
 
 
 def test_the_racer_that_ran_the_tool_reports_the_golden_result(approval_framework):
-    result = run_point(approval_framework("correct"), "racing-resumers", SETTINGS, RUNTIME)
+    result = judged(approval_framework("correct"), "racing-resumers")
     assert result.verdict is Verdict.PASS and result.message.endswith("; the result equals the clean run's")
     assert result.evidence["racer_outcomes"] == {"ran the tool": 1, "refused": 4}
 
 
 def test_a_stuck_run_says_what_the_framework_said(approval_framework):
-    result = run_point(approval_framework("stuck"), "killed-before-effect", SETTINGS, RUNTIME)
+    result = judged(approval_framework("stuck"), "killed-before-effect")
     assert result.message.startswith(
         "stuck: the run can no longer be finished: recover refused (exit 3): refused: already resumed"
     )

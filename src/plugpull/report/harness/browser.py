@@ -52,7 +52,8 @@ FLAGS = (
 WIDTH = 1280  # a laptop's browser window: every page must fit it
 TIMEOUT = 120.0
 MEASURED_ID = "plugpull-measured"
-# Added before </body> of the copy. Elements inside an <svg> are measured as the svg.
+# Added before </body> of the copy. Elements inside an <svg> are measured as the svg. In a frame of
+# measure_all's host page it also posts the JSON to the host (a file:// frame is another origin to its host).
 SCRIPT = """
 <script>
 addEventListener("load", () => {
@@ -80,6 +81,7 @@ addEventListener("load", () => {
     items: items, smallest_table_font: smallest,
   });
   document.body.appendChild(out);
+  if (window.parent !== window) window.parent.postMessage(out.textContent, "*");
 });
 </script>
 """.replace("MEASURED_ID", MEASURED_ID)
@@ -193,7 +195,29 @@ def measure(page: Path, width: int = WIDTH, height: int = 900, timeout: float = 
     if found is None:
         tail = " ".join(done.stderr.strip().splitlines()[-2:])[:300]
         raise BrowserError(f"Chromium (exit {done.returncode}) printed no measurement of {page}: {tail}")
-    data: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return _layout(page, found.group(1))
+
+
+# The host page of measure_all: one frame a page, each the window's size, and what each frame posts written into
+# the host's DOM under the frame's index (its event's source is the frame's window).
+HOST_SCRIPT = """
+<script>
+addEventListener("message", (event) => {
+  const frames = document.querySelectorAll("iframe");
+  for (let i = 0; i < frames.length; i++) {
+    if (frames[i].contentWindow !== event.source) continue;
+    const out = document.createElement("pre");
+    out.id = "MEASURED_ID-" + i;
+    out.textContent = event.data;
+    document.body.appendChild(out);
+  }
+});
+</script>
+""".replace("MEASURED_ID", MEASURED_ID)
+
+
+def _layout(page: Path, measured: str) -> Layout:
+    data: dict[str, Any] = json.loads(html.unescape(measured))
     return Layout(
         page=page,
         viewport=data["viewport"],
@@ -202,6 +226,45 @@ def measure(page: Path, width: int = WIDTH, height: int = 900, timeout: float = 
         items=[Item(**item) for item in data["items"]],
         smallest_table_font=data["smallest_table_font"],
     )
+
+
+def measure_all(
+    pages: list[Path], width: int = WIDTH, height: int = 900, timeout: float = TIMEOUT
+) -> list[Layout | BrowserError]:
+    """Each of ``pages`` laid out in a ``width`` x ``height`` frame, by one Chromium: a :class:`Layout` each, or
+    the :class:`BrowserError` saying it printed no measurement of that page.
+
+    One launch instead of one a page (a launch costs about a CPU-second). A frame is its page's window: its
+    viewport, scroll width, media queries and ``<base>`` are the page's own, and the boxes and fonts are those
+    :func:`measure` gives (tests/report/test_pages_in_chromium.py compares them). Only ``height`` differs for a
+    page shorter than the window: a frame's inside is ``height`` px, a headless window's less (its bars)."""
+    scratch = Path(tempfile.mkdtemp(prefix="plugpull-measure-"))
+    try:
+        frames = []
+        for index, page in enumerate(pages):
+            (folder := scratch / str(index)).mkdir()
+            copy = _instrumented(page, folder)
+            frames.append(
+                f'<iframe src="{html.escape(copy.as_uri())}" width="{width}" height="{height}" '
+                'style="border:0;display:block"></iframe>'
+            )
+        host = scratch / "host.html"
+        host.write_text(
+            f'<!DOCTYPE html><html><head>{HOST_SCRIPT}</head><body style="margin:0">{"".join(frames)}</body></html>'
+        )
+        done = run(
+            [f"--window-size={width},{height}", "--virtual-time-budget=10000", "--dump-dom", host.as_uri()], timeout
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    found = dict(re.findall(rf'<pre id="{MEASURED_ID}-(\d+)">(.*?)</pre>', done.stdout, flags=re.DOTALL))
+    tail = " ".join(done.stderr.strip().splitlines()[-2:])[:300]
+    return [
+        _layout(page, found[str(index)])
+        if str(index) in found
+        else BrowserError(f"Chromium (exit {done.returncode}) printed no measurement of {page}: {tail}")
+        for index, page in enumerate(pages)
+    ]
 
 
 def screenshot(page: Path, png: Path, width: int = WIDTH, timeout: float = TIMEOUT) -> Path:
