@@ -113,8 +113,9 @@ def fork_phase(argv, out, err):
     return pid
 
 
-def wait_phase(pid, timeout):
-    """The forked phase's exit code as subprocess gives it (-9 when SIGKILLed); SIGKILLed after timeout s."""
+def wait_phase(pid, timeout, cmd):
+    """The forked phase's exit code as subprocess gives it (-9 when SIGKILLed); SIGKILLed after timeout s and,
+    as subprocess.run does, TimeoutExpired naming cmd, the phase's command line when cold."""
     pidfd = os.pidfd_open(pid)
     exited = select.select([pidfd], [], [], timeout)[0]
     os.close(pidfd)
@@ -122,18 +123,19 @@ def wait_phase(pid, timeout):
         os.kill(pid, signal.SIGKILL)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if not exited:
-        raise subprocess.TimeoutExpired(f"{__file__} phase {pid}", timeout)
+        raise subprocess.TimeoutExpired(cmd, timeout)
     return code
 
 
 def run_phase(argv, timeout):
     """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
     returns, with the phase forked from this process."""
+    cmd = [sys.executable, __file__, *argv]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        code = wait_phase(fork_phase(argv, out, err), timeout)
+        code = wait_phase(fork_phase(argv, out, err), timeout, cmd)
         out.seek(0)
         err.seek(0)
-        return subprocess.CompletedProcess(argv, code, out.read().decode(), err.read().decode())
+        return subprocess.CompletedProcess(cmd, code, out.read().decode(), err.read().decode())
 
 
 def main(argv=None):

@@ -139,6 +139,7 @@ class HeldRetry:
     memory: the child waits on a pipe, runs main(argv) once released, and exits 0 if the pipe closes first."""
 
     def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
         held, self.go = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -174,7 +175,7 @@ class HeldRetry:
         code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
         self.pid = None
         if not exited:
-            raise subprocess.TimeoutExpired(f"{__file__} --phase resume", timeout)
+            raise subprocess.TimeoutExpired([sys.executable, __file__, *self.argv], timeout)
         return code
 
     def close(self) -> None:

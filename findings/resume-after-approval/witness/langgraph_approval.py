@@ -135,8 +135,9 @@ def fork_phase(argv, out, err):
     return pid
 
 
-def wait_phase(pid, timeout):
-    """The forked phase's exit code as subprocess gives it (-9 when SIGKILLed); SIGKILLed after timeout s."""
+def wait_phase(pid, timeout, cmd):
+    """The forked phase's exit code as subprocess gives it (-9 when SIGKILLed); SIGKILLed after timeout s and,
+    as subprocess.run does, TimeoutExpired naming cmd, the phase's command line when cold."""
     pidfd = os.pidfd_open(pid)
     exited = select.select([pidfd], [], [], timeout)[0]
     os.close(pidfd)
@@ -144,18 +145,19 @@ def wait_phase(pid, timeout):
         os.kill(pid, signal.SIGKILL)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if not exited:
-        raise subprocess.TimeoutExpired(f"{__file__} phase {pid}", timeout)
+        raise subprocess.TimeoutExpired(cmd, timeout)
     return code
 
 
 def run_phase(argv, timeout):
     """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
     returns, with the phase forked from this process."""
+    cmd = [sys.executable, __file__, *argv]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        code = wait_phase(fork_phase(argv, out, err), timeout)
+        code = wait_phase(fork_phase(argv, out, err), timeout, cmd)
         out.seek(0)
         err.seek(0)
-        return subprocess.CompletedProcess(argv, code, out.read().decode(), err.read().decode())
+        return subprocess.CompletedProcess(cmd, code, out.read().decode(), err.read().decode())
 
 
 def main(argv=None):
@@ -205,8 +207,10 @@ def main(argv=None):
 
         def approver():  # started now; returns what waits for its exit code (its stderr is never read)
             if args.fork:
+                argv = [*phase_args, "approve"]
                 with open(os.devnull, "w") as nowhere:
-                    return functools.partial(wait_phase, fork_phase([*phase_args, "approve"], sys.stdout, nowhere))
+                    pid = fork_phase(argv, sys.stdout, nowhere)
+                return functools.partial(wait_phase, pid, cmd=[sys.executable, __file__, *argv])
             return subprocess.Popen([sys.executable, __file__, *phase_args, "approve"], stderr=subprocess.PIPE).wait
 
         start = run("start")
