@@ -127,7 +127,7 @@ def wait_phase(pid, timeout, cmd):
     return code
 
 
-def run_phase(argv, timeout):
+def run_forked(argv, timeout):
     """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
     returns, with the phase forked from this process."""
     cmd = [sys.executable, __file__, *argv]
@@ -180,7 +180,7 @@ def main(argv=None):
 
         def phase(name):
             if args.fork:
-                return run_phase([*phase_args, name], timeout=240)
+                return run_forked([*phase_args, name], timeout=240)
             return subprocess.run(
                 [sys.executable, __file__, *phase_args, name], capture_output=True, text=True, timeout=240
             )

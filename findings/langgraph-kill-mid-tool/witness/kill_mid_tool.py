@@ -171,7 +171,7 @@ def wait_phase(pid, timeout, cmd):
     return code
 
 
-def run_phase(argv, timeout):
+def run_forked(argv, timeout):
     """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
     returns, with the phase forked from this process."""
     cmd = [sys.executable, __file__, *argv]
@@ -221,7 +221,7 @@ def main(argv=None):
 
         def phase(python, name):
             if args.fork and python == sys.executable:
-                return run_phase([*phase_args, name], timeout=240)
+                return run_forked([*phase_args, name], timeout=240)
             return subprocess.run([python, __file__, *phase_args, name], capture_output=True, text=True, timeout=240)
 
         if args.start_python != sys.executable:

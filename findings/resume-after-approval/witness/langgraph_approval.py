@@ -149,7 +149,7 @@ def wait_phase(pid, timeout, cmd):
     return code
 
 
-def run_phase(argv, timeout):
+def run_forked(argv, timeout):
     """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
     returns, with the phase forked from this process."""
     cmd = [sys.executable, __file__, *argv]
@@ -200,7 +200,7 @@ def main(argv=None):
 
         def run(phase):
             if args.fork:
-                return run_phase([*phase_args, phase], timeout=240)
+                return run_forked([*phase_args, phase], timeout=240)
             return subprocess.run(
                 [sys.executable, __file__, *phase_args, phase], capture_output=True, text=True, timeout=240
             )
