@@ -8,9 +8,11 @@ as a reader and the records run it, and forked on the same line gives the same v
 """
 
 import importlib.metadata
+import importlib.util
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,22 @@ def test_a_start_python_that_is_not_there_is_a_one_line_usage_error(tmp_path):
     assert code == 2 and out is None
     assert run.stderr.strip().splitlines()[-1].endswith("nope: not an executable file")
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.filterwarnings("ignore:\\[FUNCTIONAL_WORKFLOWS\\]")  # the script's @step, imported here
+def test_fork_with_a_thread_running_is_an_error_verdict_before_any_phase(capsys):
+    # fork() copies only the calling thread: a lock another thread holds would stay held in the phase forever.
+    spec = importlib.util.spec_from_file_location("checkout_two_orders", CHECKOUT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        code = script.main(["--fork"])
+    finally:
+        release.set()
+        other.join()
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (code, out["verdict"], out["counts"]) == (2, "ERROR", {})
+    assert f"--fork: {threading.active_count() + 1} threads; fork() copies only this one" in out["did"]

@@ -7,6 +7,7 @@ cold, each phase a new interpreter, as a reader and the records run it, and fork
 the same verdict and counts.
 """
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -99,3 +100,16 @@ def test_the_approval_witness_run_cold_recovers_a_kill_after_the_refund_by_refun
     cold = witness(APPROVAL, *args)
     assert line(cold) == ("FAIL", {"refund": 2}), cold["did"]
     assert line(witness(APPROVAL, *args, "--fork")) == line(cold)
+
+
+def test_fork_off_linux_is_a_one_line_usage_error(monkeypatch, capsys):
+    # The script imports LangGraph only in its phases, so its main() runs here, in this process.
+    spec = importlib.util.spec_from_file_location("kill_mid_tool", KILL)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(SystemExit) as stop:
+        script.main(["--fork"])
+    assert stop.value.code == 2 and capsys.readouterr().err.splitlines()[-1].endswith(
+        "--fork: needs Linux (os.fork, os.pidfd_open)"
+    )
