@@ -2,13 +2,17 @@
 
 Run with this environment's agent-framework-core, start and resume on the same release (the cross-release
 runs are the resume-after-upgrade records). Expectations follow the installed version: up to 1.19.0 saved
-@step results are keyed by (step name, call index) (microsoft/agent-framework#8292).
+@step results are keyed by (step name, call index) (microsoft/agent-framework#8292). Most lines run with
+``--fork`` (each phase forked from the witness); one line per script runs cold, each phase a new interpreter,
+as a reader and the records run it, and forked on the same line gives the same verdict and counts.
 """
 
 import importlib.metadata
+import importlib.util
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,15 +28,27 @@ VERSION = importlib.metadata.version("agent-framework-core")
 KEYED_BY_CALL_ORDER = tuple(int(p) for p in VERSION.split(".")[:2]) < (1, 20)
 
 
+def another_python(tmp_path: Path) -> tuple[Path, Path]:
+    """Another path to this venv's Python, standing for another release's, which writes down each command line."""
+    calls, python = tmp_path / "calls", tmp_path / "python"
+    python.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return python, calls
+
+
 def witness(script: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
     run = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=240)
     last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
     return run.returncode, json.loads(last), run
 
 
-@pytest.mark.parametrize("kill", ["before effect charge_card:A 1", "after effect charge_card:A 1"])
-def test_the_swapped_restart_charges_customer_a_twice_and_never_b(kill):
-    code, out, run = witness(CHECKOUT, "--variant", "swap", "--kill", kill)
+@pytest.mark.parametrize(
+    "kill, fork",
+    [("before effect charge_card:A 1", False), ("after effect charge_card:A 1", True)],
+    ids=["cold", "forked"],
+)
+def test_the_swapped_restart_charges_customer_a_twice_and_never_b(kill, fork):
+    code, out, run = witness(CHECKOUT, "--variant", "swap", "--kill", kill, *(["--fork"] if fork else []))
     assert (out["witness"], out["framework"], out["version"]) == (
         "checkout_two_orders",
         "agent-framework-core",
@@ -46,12 +62,15 @@ def test_the_swapped_restart_charges_customer_a_twice_and_never_b(kill):
     else:
         assert (code, out["verdict"]) == (0, "PASS"), run.stderr
         assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+    if not fork:
+        forked_code, forked, _ = witness(CHECKOUT, "--variant", "swap", "--kill", kill, "--fork")
+        assert (forked_code, forked["verdict"], forked["counts"]) == (code, out["verdict"], out["counts"])
 
 
 def test_a_kill_once_a_and_bs_payments_are_saved_swaps_the_receipts_with_each_card_charged_once():
     # After the third save both A's charge and B's payment are on disk ("after checkpoint-save 2" is a race
     # between two saving threads: the boundary map claims it as a range).
-    code, out, _ = witness(CHECKOUT, "--variant", "swap", "--kill", "after checkpoint-save 3")
+    code, out, _ = witness(CHECKOUT, "--variant", "swap", "--kill", "after checkpoint-save 3", "--fork")
     assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
     if KEYED_BY_CALL_ORDER:
         # The counts alone look right: the receipts say which order paid with which card.
@@ -62,18 +81,18 @@ def test_a_kill_once_a_and_bs_payments_are_saved_swaps_the_receipts_with_each_ca
 
 
 def test_the_restart_in_the_same_order_charges_each_customer_once():
-    code, out, run = witness(CHECKOUT, "--variant", "control", "--kill", "after effect charge_card:A 1")
+    code, out, run = witness(CHECKOUT, "--variant", "control", "--kill", "after effect charge_card:A 1", "--fork")
     assert (code, out["verdict"]) == (0, "PASS"), run.stderr
     assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
 
 
 def test_killed_before_the_first_checkpoint_the_app_starts_over_and_passes():
-    code, out, _ = witness(CHECKOUT, "--variant", "swap", "--kill", "before checkpoint-save 1")
+    code, out, _ = witness(CHECKOUT, "--variant", "swap", "--kill", "before checkpoint-save 1", "--fork")
     assert (code, out["verdict"], out["counts"]) == (0, "PASS", {"charge_card:A": 1, "charge_card:B": 1})
 
 
 def test_a_kill_point_the_run_never_reaches_is_an_error_not_evidence():
-    code, out, _ = witness(CHECKOUT, "--kill", "before open-payment 9")
+    code, out, _ = witness(CHECKOUT, "--kill", "before open-payment 9", "--fork")
     assert (code, out["verdict"]) == (2, "ERROR")
     assert "start was not killed by SIGKILL (exit 0)" in out["did"]
 
@@ -85,22 +104,29 @@ def test_a_malformed_kill_point_is_a_one_line_usage_error():
     assert "Traceback" not in run.stderr
 
 
-def test_start_python_runs_the_start_under_that_interpreter():
-    code, out, _ = witness(CHECKOUT, "--variant", "control", "--start-python", sys.executable)
+def test_start_python_runs_the_start_under_that_interpreter_cold_even_with_fork(tmp_path):
+    python, calls = another_python(tmp_path)
+    code, out, _ = witness(CHECKOUT, "--variant", "control", "--start-python", str(python), "--fork")
     assert (code, out["verdict"], out["start_version"]) == (0, "PASS", VERSION)
+    asked, started = calls.read_text().splitlines()  # the version, then the start; the resume was forked
+    assert asked.startswith("-c ") and started.startswith(f"{CHECKOUT} ") and " _phase start " in started
 
 
-@pytest.mark.parametrize("kill", ["before-charge", "after-charge"])
-def test_the_upgrade_witness_on_one_release_resumes_each_order_once(kill):
+@pytest.mark.parametrize("kill, fork", [("before-charge", False), ("after-charge", True)], ids=["cold", "forked"])
+def test_the_upgrade_witness_on_one_release_resumes_each_order_once(kill, fork):
     # A and B the same release: the control of the upgrade (1.19.0 -> 1.20.0 refuses: the records).
-    code, out, run = witness(UPGRADE, "--kill", kill, "--start-python", sys.executable)
+    args = ["--kill", kill, "--start-python", sys.executable]
+    code, out, run = witness(UPGRADE, *args, *(["--fork"] if fork else []))
     assert (code, out["verdict"]) == (0, "PASS"), run.stderr
     assert (out["witness"], out["version"], out["start_version"]) == ("agent_framework_upgrade", VERSION, VERSION)
     assert out["counts"] == {"charge_card:A": 1, "charge_card:B": 1}
+    if not fork:
+        forked_code, forked, _ = witness(UPGRADE, *args, "--fork")
+        assert (forked_code, forked["verdict"], forked["counts"]) == (code, out["verdict"], out["counts"])
 
 
-def test_the_upgrade_witness_says_so_when_the_start_release_cannot_run():
-    code, out, _ = witness(UPGRADE, "--start-python", "/bin/false")
+def test_the_upgrade_witness_with_fork_still_runs_another_start_release_there_and_says_so_when_it_cannot():
+    code, out, _ = witness(UPGRADE, "--start-python", "/bin/false", "--fork")
     assert (code, out["verdict"], out["start_version"]) == (2, "ERROR", None)
     assert "start was not killed by SIGKILL" in out["did"]
 
@@ -116,3 +142,22 @@ def test_a_start_python_that_is_not_there_is_a_one_line_usage_error(tmp_path):
     assert code == 2 and out is None
     assert run.stderr.strip().splitlines()[-1].endswith("nope: not an executable file")
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.filterwarnings("ignore:\\[FUNCTIONAL_WORKFLOWS\\]")  # the script's @step, imported here
+def test_fork_with_a_thread_running_is_an_error_verdict_before_any_phase(capsys):
+    # fork() copies only the calling thread: a lock another thread holds would stay held in the phase forever.
+    spec = importlib.util.spec_from_file_location("checkout_two_orders", CHECKOUT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        code = script.main(["--fork"])
+    finally:
+        release.set()
+        other.join()
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (code, out["verdict"], out["counts"]) == (2, "ERROR", {})
+    assert f"--fork: {threading.active_count() + 1} threads; fork() copies only this one" in out["did"]

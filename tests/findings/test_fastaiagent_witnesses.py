@@ -1,4 +1,11 @@
-"""The FastAIAgent witnesses (findings/resume-after-approval/witness/): FastAIAgent only, their own SIGKILL."""
+"""The FastAIAgent witnesses (findings/resume-after-approval/witness/): FastAIAgent only, their own SIGKILL.
+
+One line per script runs cold, each child process a new interpreter, as a reader and the records run it; the
+others run with ``--fork`` (FastAIAgent imported once, each child forked from the witness), held to the same
+assertions. Racing approvers is one timing line (a loser crashes or is refused): it runs cold and forked, each
+held to what holds every run. The killed approval's cold line is not run forked as well: it would cost most
+of what forking the other two saves.
+"""
 
 import importlib.metadata
 import json
@@ -16,17 +23,25 @@ WITNESSES = Path(__file__).parents[2] / "findings" / "resume-after-approval" / "
 VERSION = importlib.metadata.version("fastaiagent")
 
 
-def witness(tmp_path: Path, script: str, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
+def witness(cwd: Path, script: str, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
     run = subprocess.run(
-        [sys.executable, str(WITNESSES / script), *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        [sys.executable, str(WITNESSES / script), *args], cwd=cwd, capture_output=True, text=True, timeout=300
     )
     last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
     return run.returncode, json.loads(last), run
 
 
-@pytest.mark.parametrize("point, refunds", [("before-effect", 0), ("after-effect", 1), ("before-save", 1)])
-def test_an_approver_killed_inside_the_approved_tool_leaves_a_run_no_public_resume_finishes(tmp_path, point, refunds):
-    code, out, run = witness(tmp_path, "fastaiagent_killed_approval.py", "--point", point)
+@pytest.mark.parametrize(
+    "point, refunds, fork",
+    [("before-effect", 0, False), ("after-effect", 1, True), ("before-save", 1, True)],
+    ids=["before-effect-cold", "after-effect-forked", "before-save-forked"],
+)
+def test_an_approver_killed_inside_the_approved_tool_leaves_a_run_no_public_resume_finishes(
+    tmp_path, point, refunds, fork
+):
+    code, out, run = witness(
+        tmp_path, "fastaiagent_killed_approval.py", "--point", point, *(["--fork"] if fork else [])
+    )
     assert (out["witness"], out["framework"], out["version"]) == ("fastaiagent_killed_approval", "fastaiagent", VERSION)
     assert (code, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": refunds}), run.stderr
     said = out["detail"]["recover"]
@@ -35,8 +50,11 @@ def test_an_approver_killed_inside_the_approved_tool_leaves_a_run_no_public_resu
     assert said[2].startswith("resume(id, Resume(approved=True)): AlreadyResumed:")
 
 
-def test_racing_approvers_refund_once_and_each_loser_is_refused_or_crashes(tmp_path):
-    code, out, run = witness(tmp_path, "fastaiagent_racing_approvers.py", "--racers", "3")
+@pytest.mark.parametrize("fork", [False, True], ids=["cold", "forked"])
+def test_racing_approvers_refund_once_and_each_loser_is_refused_or_crashes(tmp_path, fork):
+    code, out, run = witness(
+        tmp_path, "fastaiagent_racing_approvers.py", "--racers", "3", *(["--fork"] if fork else [])
+    )
     assert (out["witness"], out["version"]) == ("fastaiagent_racing_approvers", VERSION)
     assert out["counts"] == {"refund": 1}, run.stderr
     assert "3 approvers released together on one SQLite store: 1 ran the tool" in out["did"]

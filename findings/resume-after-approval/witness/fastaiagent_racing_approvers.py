@@ -1,6 +1,6 @@
 """FastAIAgent on SQLite: approvers racing in separate processes; one refunds, a loser may crash.
 
-    python fastaiagent_racing_approvers.py [--racers 5] [--db-url postgresql://...]
+    python fastaiagent_racing_approvers.py [--racers 5] [--db-url postgresql://...] [--fork]
 
 Needs only fastaiagent. An Agent with SQLiteCheckpointer (one local.db) and an offline FunctionModel
 pauses on interrupt() inside its refund tool (child process 1). Then --racers processes each build the
@@ -9,7 +9,8 @@ agent.resume(id, resume_value=Resume(approved=True)). The docs promise one winne
 gets the row back; everyone else gets None and raises AlreadyResumed" (docs/durability/concepts.md),
 and say SQLite coordinates processes only through its file lock ("not for distributed use"). With --db-url
 the store is FastAIAgent's PostgresCheckpointer on that database instead (its claim is one DELETE ... RETURNING;
-../../postgresql-stores/witness/on_postgres.py starts a throwaway server and passes it).
+../../postgresql-stores/witness/on_postgres.py starts a throwaway server and passes it). --fork imports
+FastAIAgent once and forks each child process from this one.
 
 Exit 0: one approver refunded, every other one got AlreadyResumed; 1: a loser crashed with another
 error (e.g. sqlite3.OperationalError: database is locked) or the refund count is not 1; 2: the run did
@@ -20,16 +21,27 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib
 import importlib.metadata
 import json
 import os
+import select
+import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+import traceback
 from pathlib import Path
+from typing import IO
 
 NAME = "fastaiagent_racing_approvers"
+# What child() imports (it points FASTAIAGENT_LOCAL_DB at the run's local.db first): with --fork, imported once
+# before the first fork. The import reads no configuration (get_config() is an lru_cache filled on first use, in
+# the phase), writes nothing and starts no thread.
+PHASE_IMPORTS = ("fastaiagent", "fastaiagent._internal.errors", "fastaiagent.checkpointers", "fastaiagent.testing")
 
 
 def effects() -> int:
@@ -83,28 +95,122 @@ def child(phase: str, racer: int, db_url: str | None) -> int:
     return 0
 
 
-def main() -> int:
+def fork_phase(argv: list[str], out: IO, err: IO) -> int:
+    """Run main(argv) in a child forked from this process, its stdout and stderr on the files out and err."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            sys.argv = [__file__, *argv]
+            code = main(argv) or 0
+        except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+            if stop.code is None or isinstance(stop.code, int):
+                code = stop.code or 0
+            else:
+                print(stop.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+        finally:  # os._exit: the parent's exit handlers (its temp dir's removal) are not the child's
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid
+
+
+def wait_phase(pid: int, timeout: float, cmd: list[str]) -> int:
+    """The forked phase's exit code as subprocess gives it (-9 when SIGKILLed); SIGKILLed after timeout s and,
+    as subprocess.run does, TimeoutExpired naming cmd, the phase's command line when cold."""
+    pidfd = os.pidfd_open(pid)
+    exited = select.select([pidfd], [], [], timeout)[0]
+    os.close(pidfd)
+    if not exited:
+        os.kill(pid, signal.SIGKILL)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if not exited:
+        raise subprocess.TimeoutExpired(cmd, timeout)
+    return code
+
+
+def run_forked(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
+    returns, with the phase forked from this process."""
+    cmd = [sys.executable, __file__, *argv]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        code = wait_phase(fork_phase(argv, out, err), timeout, cmd)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(cmd, code, out.read().decode(), err.read().decode())
+
+
+class ForkedApprover:
+    """subprocess.Popen([sys.executable, __file__, *argv], stdout=PIPE, text=True) as main() uses it, the approver
+    forked from this process (--fork): its stdout on a file, its stderr this process's."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.cmd, self.returncode = [sys.executable, __file__, *argv], None
+        self.out = tempfile.TemporaryFile()  # noqa: SIM115 (read and closed by communicate())
+        self.pid = fork_phase(argv, self.out, sys.stderr)
+
+    def poll(self) -> object:  # None while it runs; it is reaped by communicate()
+        return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+
+    def kill(self) -> None:
+        os.kill(self.pid, signal.SIGKILL)
+
+    def communicate(self, timeout: float) -> tuple[str, None]:
+        self.returncode = wait_phase(self.pid, timeout, self.cmd)
+        with self.out:
+            self.out.seek(0)
+            return self.out.read().decode(), None
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--racers", type=int, default=5)
     parser.add_argument("--phase", choices=("start", "approve"), help=argparse.SUPPRESS)
     parser.add_argument("--racer", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--db-url", help="PostgresCheckpointer's database (default: SQLiteCheckpointer, local.db)")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="import FastAIAgent once and fork each phase from this process (default: each phase a new "
+        "interpreter, as the records ran)",
+    )
+    args = parser.parse_args(argv)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork: needs Linux (os.fork, os.pidfd_open)")
     if args.phase:
         return child(args.phase, args.racer, args.db_url)
-    me = [sys.executable, __file__, *(["--db-url", args.db_url] if args.db_url else [])]
+    store = ["--db-url", args.db_url] if args.db_url else []
+    me = [sys.executable, __file__, *store]
     out = {"witness": NAME, "framework": "fastaiagent", "version": importlib.metadata.version("fastaiagent")}
+    if args.fork:
+        for name in PHASE_IMPORTS:
+            importlib.import_module(name)
+        if threading.active_count() != 1:
+            did = f"--fork: {threading.active_count()} threads after the imports; fork() copies only this one"
+            print(json.dumps(out | {"verdict": "ERROR", "counts": {}, "did": did}))
+            return 2
     for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
         if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
             os.remove(stale)
     effects()
-    start = subprocess.run(me + ["--phase", "start"], capture_output=True, text=True, timeout=240)
+    if args.fork:
+        start = run_forked([*store, "--phase", "start"], timeout=240)
+    else:
+        start = subprocess.run(me + ["--phase", "start"], capture_output=True, text=True, timeout=240)
     if start.returncode != 0:
         out.update(verdict="ERROR", counts={"refund": effects()}, did=f"start did not pause: {start.stderr[-300:]}")
         print(json.dumps(out))
         return 2
     racers = [
-        subprocess.Popen(me + ["--phase", "approve", "--racer", str(i)], stdout=subprocess.PIPE, text=True)
+        ForkedApprover([*store, "--phase", "approve", "--racer", str(i)])
+        if args.fork
+        else subprocess.Popen(me + ["--phase", "approve", "--racer", str(i)], stdout=subprocess.PIPE, text=True)
         for i in range(args.racers)
     ]
     deadline = time.monotonic() + 240
