@@ -34,6 +34,11 @@ def test_a_witness_names_the_distributions_it_imports_besides_the_framework_with
     assert claim(witness={"script": "witness/race.py"}).expect[0].support.witness.requires == ()
 
 
+def test_a_witness_whose_args_fork_its_phases_is_refused_because_records_run_witnesses_cold():
+    with pytest.raises(ClaimError, match="may not hold --fork"):
+        claim(witness={"script": "witness/kill.py", "args": ["--key", "none", "--fork"]})
+
+
 def test_an_expect_entry_overrides_the_claims_support_field_by_field():
     c = claim(
         expect=[

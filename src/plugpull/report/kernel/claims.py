@@ -282,6 +282,10 @@ def _witness(value: Any, where: str) -> Witness:
     args = value.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ClaimError(f"{at}: args is a list of strings")
+    if "--fork" in args:
+        # A record's witness starts each phase as a new interpreter, as a maintainer runs it; --fork (phases
+        # forked after one import) is for the test suite's speed (docs/DECISIONS.md, "Issue 21: one shape").
+        raise ClaimError(f"{at}: args may not hold --fork: a record runs its witness as a maintainer would, cold")
     repeats = value.get("repeats", 1)
     if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
         raise ClaimError(f"{at}: repeats is a positive number")
