@@ -192,11 +192,14 @@ def run_forked(argv: list[str], env: dict[str, str], timeout: float) -> subproce
                 os.environ.clear()
                 os.environ.update(env)
                 code = main(argv[2:])
-            except SystemExit as exit:  # as the interpreter exits on it (argparse: 2)
-                code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+            except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
             except BaseException:
                 traceback.print_exc()
-            finally:
+            finally:  # os._exit: the parent's exit handlers (its temp dirs' removal) are not the phase's
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
