@@ -1,4 +1,8 @@
-"""The DBOS and Pydantic AI witnesses (findings/*/witness/): the framework only, their own SIGKILL."""
+"""The DBOS and Pydantic AI witnesses (findings/*/witness/): the framework only, their own SIGKILL.
+
+Most lines run with --fork (each child forked from the witness after one framework import, DBOS launched only in
+the children); one line of each script runs cold, as a reader and the records run it.
+"""
 
 import importlib.metadata
 import json
@@ -46,9 +50,15 @@ def watch_pending() -> float:
 
 @pytest.mark.parametrize(
     "args, code, verdict, refunds",
-    [(["--point", "before-effect"], 0, "PASS", 1), (["--point", "after-effect"], 1, "FAIL", 2)],
+    [
+        (["--point", "before-effect"], 0, "PASS", 1),
+        (["--point", "after-effect", "--fork"], 1, "FAIL", 2),
+        (["--point", "before-effect", "--fork"], 0, "PASS", 1),
+    ],
+    ids=["before-effect-cold", "after-effect-forked", "before-effect-forked"],
 )
 def test_dbos_reruns_the_step_in_flight_when_it_recovers_the_workflow(tmp_path, args, code, verdict, refunds):
+    # before-effect runs cold (as a reader runs it) and forked: both must give what the line claims.
     got, out, run = witness(tmp_path, DBOS_KILL_STEP, *args)
     assert (out["witness"], out["version"]) == ("dbos_kill_step", importlib.metadata.version("dbos"))
     assert (got, out["verdict"], out["counts"], out["detail"]["status"]) == (
@@ -63,7 +73,7 @@ def test_dbos_reruns_the_step_in_flight_when_it_recovers_the_workflow(tmp_path, 
 @pytest.mark.parametrize("point, refunds", [("before-effect", 0), ("after-effect", 1)])
 def test_dbos_leaves_another_application_versions_workflow_pending(tmp_path, watch_pending, point, refunds):
     got, out, run = witness(
-        tmp_path, DBOS_KILL_STEP, "--point", point, "--app-version", "changed", "--wait", str(watch_pending)
+        tmp_path, DBOS_KILL_STEP, "--point", point, "--app-version", "changed", "--wait", str(watch_pending), "--fork"
     )
     assert (out["witness"], out["version"]) == ("dbos_kill_step", importlib.metadata.version("dbos"))
     assert (got, out["verdict"], out["counts"], out["detail"]["status"]) == (
@@ -75,20 +85,30 @@ def test_dbos_leaves_another_application_versions_workflow_pending(tmp_path, wat
     assert out["detail"]["seconds"] >= watch_pending and "left it PENDING" in out["did"], out
 
 
+KILL_TOOL = "kill-mid-tool-more-frameworks/witness/pydantic_ai_kill_tool.py"
+KILLED_APPROVAL = "resume-after-approval-more-frameworks/witness/pydantic_ai_killed_approval.py"
+
+
 @pytest.mark.parametrize(
-    "point, code, verdict, refunds", [("before-effect", 0, "PASS", 1), ("after-effect", 1, "FAIL", 2)]
-)
-@pytest.mark.parametrize(
-    "script",
+    "script, point, fork, code, verdict, refunds",
     [
-        "kill-mid-tool-more-frameworks/witness/pydantic_ai_kill_tool.py",
-        "resume-after-approval-more-frameworks/witness/pydantic_ai_killed_approval.py",
+        (KILL_TOOL, "before-effect", False, 0, "PASS", 1),
+        (KILL_TOOL, "after-effect", True, 1, "FAIL", 2),
+        (KILLED_APPROVAL, "before-effect", True, 0, "PASS", 1),
+        (KILLED_APPROVAL, "after-effect", False, 1, "FAIL", 2),
+    ],
+    ids=[
+        "kill-tool-before-effect-cold",
+        "kill-tool-after-effect-forked",
+        "approval-before-effect-forked",
+        "approval-after-effect-cold",
     ],
 )
 @requires("pydantic_ai.durable_exec.dbos")
 def test_pydantic_ais_dbos_agent_runs_a_function_tool_again_when_killed_after_its_effect(
-    tmp_path, script, point, code, verdict, refunds
+    tmp_path, script, point, fork, code, verdict, refunds
 ):
-    got, out, run = witness(tmp_path, FINDINGS / script, "--point", point)
+    # One line of each script runs cold, as a reader runs it; the other forked.
+    got, out, run = witness(tmp_path, FINDINGS / script, "--point", point, *(["--fork"] if fork else []))
     assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr

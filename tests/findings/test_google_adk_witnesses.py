@@ -2,7 +2,9 @@
 
 Each runs through the report's witness runner (a fresh cwd, no PLUGPULL_* in its environment) on the
 default environment's ADK (google-adk[db], so both session stores), and must give the verdict and counts
-its claims say; the racing one is timing, so only what holds in every run is asserted of it.
+its claims say; the racing one is timing, so only what holds in every run is asserted of it. Most lines run
+with --fork (each phase forked from the witness after one ADK import, not a new interpreter); one line of each
+script runs cold, as a reader and the records run it, and the killed-tool one also forked, to compare.
 """
 
 import subprocess
@@ -33,22 +35,30 @@ def witness(script: Path, *args: str) -> dict:
     "args, verdict, refunds",
     [
         (["--point", "after-effect"], "FAIL", 2),
-        (["--point", "before-effect"], "PASS", 1),
         (["--confirmation", "--session", "sqlite", "--point", "after-effect"], "FAIL", 2),
         (["--confirmation", "--session", "database", "--point", "after-effect"], "FAIL", 2),
         (["--confirmation", "--session", "database", "--point", "before-effect"], "PASS", 1),
     ],
 )
-def test_the_killed_tool_witness_gives_each_lines_verdict(args, verdict, refunds):
-    output = witness(KILLED, *args)
+def test_the_killed_tool_witness_gives_each_lines_verdict_forked(args, verdict, refunds):
+    output = witness(KILLED, *args, "--fork")
     assert (output["verdict"], output["counts"]) == (verdict, {"refund": refunds}), output["did"]
 
 
-@pytest.mark.parametrize("session", ["sqlite", "database"])
-def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(session):
-    # Two approvers, the fewest that race: what is asserted holds in every run of any size, and each approver is
-    # a process that imports ADK (about 2 CPU-s); the records run the default five (finding.toml).
-    output = witness(RACING, "--session", session, "--approvers", "2")
+def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_as_forked():
+    cold = witness(KILLED, "--point", "before-effect")
+    forked = witness(KILLED, "--point", "before-effect", "--fork")
+    assert (cold["verdict"], cold["counts"]) == ("PASS", {"refund": 1}), cold["did"]
+    assert (forked["verdict"], forked["counts"], forked["did"]) == (cold["verdict"], cold["counts"], cold["did"])
+
+
+@pytest.mark.parametrize(
+    "session, fork", [("sqlite", False), ("database", True)], ids=["sqlite-cold", "database-forked"]
+)
+def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(session, fork):
+    # Two approvers, the fewest that race: what is asserted holds in every run of any size, and each approver run
+    # cold is a process that imports ADK (about 2 CPU-s); the records run the default five (finding.toml), cold.
+    output = witness(RACING, "--session", session, "--approvers", "2", *(["--fork"] if fork else []))
     refunds, detail = output["counts"]["refund"], output["detail"]
     ran = [a for a in detail["approvers"] if a["ran_tool"]]
     assert refunds == len(ran) >= 1, output

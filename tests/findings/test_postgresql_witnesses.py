@@ -1,7 +1,8 @@
 """witness/on_postgres.py: the SQLite findings' framework-only witnesses, run against a throwaway PostgreSQL server.
 
 Real frameworks, real SIGKILL, a real cluster started and removed by the wrapper (standard library only).
-Skips, saying why, where no cluster can start or the framework is missing.
+Skips, saying why, where no cluster can start or the framework is missing. The wrapper passes --fork on to DBOS's
+witness (its phases forked after one DBOS import; tests/findings/test_dbos_witnesses.py runs it cold too).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def test_dbos_on_postgresql_reruns_the_killed_step_and_the_wrapper_passes_its_ve
     pytest.importorskip("dbos")
     before = leftovers()
     code, out = witness(
-        tmp_path, "../../kill-mid-tool-more-frameworks/witness/dbos_kill_step.py", "--point", "after-effect"
+        tmp_path, "../../kill-mid-tool-more-frameworks/witness/dbos_kill_step.py", "--point", "after-effect", "--fork"
     )
     assert (code, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": 2}), out
     assert leftovers() <= before  # the cluster's folder is gone

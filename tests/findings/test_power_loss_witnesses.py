@@ -1,4 +1,8 @@
-"""The power-loss witnesses (findings/power-loss/witness/): the framework only, their own SIGKILL and power cut."""
+"""The power-loss witnesses (findings/power-loss/witness/): the framework only, their own SIGKILL and power cut.
+
+The Agent Framework and DBOS lines with a cut run with --fork (each phase forked from the witness after one framework
+import); each script's plain-SIGKILL line runs cold, as a reader and the records run it, and ADK's one line too.
+"""
 
 import importlib.metadata
 import importlib.util
@@ -32,11 +36,15 @@ def fuse():
 
 
 @pytest.mark.parametrize(
-    "cut, code, verdict, charges_a", [("none", 0, "PASS", 1), ("lazyfs", 1, "FAIL", 2), ("namespace", 1, "FAIL", 2)]
+    "cut, fork, code, verdict, charges_a",
+    [("none", False, 0, "PASS", 1), ("lazyfs", True, 1, "FAIL", 2), ("namespace", True, 1, "FAIL", 2)],
+    ids=["none-cold", "lazyfs-forked", "namespace-forked"],
 )
-def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(tmp_path, cut, code, verdict, charges_a):
+def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(
+    tmp_path, cut, fork, code, verdict, charges_a
+):
     pytest.importorskip("agent_framework")
-    got, out, run = witness(tmp_path, "agent_framework_power_cut.py", "--cut", cut)
+    got, out, run = witness(tmp_path, "agent_framework_power_cut.py", "--cut", cut, *(["--fork"] if fork else []))
     assert (out["witness"], out["version"]) == (
         "agent_framework_power_cut",
         importlib.metadata.version("agent-framework-core"),
@@ -49,12 +57,14 @@ def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(tmp_
 
 
 @pytest.mark.parametrize(
-    "cut, code, verdict, refunds", [("none", 0, "PASS", 1), ("namespace", 1, "FAIL", 2), ("lazyfs", 0, "PASS", 1)]
+    "cut, fork, code, verdict, refunds",
+    [("none", False, 0, "PASS", 1), ("namespace", True, 1, "FAIL", 2), ("lazyfs", True, 0, "PASS", 1)],
+    ids=["none-cold", "namespace-forked", "lazyfs-forked"],
 )
-def test_dbos_loses_its_last_commit_when_the_journals_unlink_is_lost(fuse, tmp_path, cut, code, verdict, refunds):
+def test_dbos_loses_its_last_commit_when_the_journals_unlink_is_lost(fuse, tmp_path, cut, fork, code, verdict, refunds):
     if importlib.util.find_spec("dbos") is None or importlib.util.find_spec("mfusepy") is None:
         pytest.skip("needs dbos and mfusepy (uv sync --group more-frameworks)")
-    got, out, run = witness(tmp_path, "dbos_power_cut.py", "--cut", cut)
+    got, out, run = witness(tmp_path, "dbos_power_cut.py", "--cut", cut, *(["--fork"] if fork else []))
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
     back = ["dbos.sqlite-journal is back: its unlink or rename was never made durable"]
     assert out["detail"]["lost"] == (back if cut == "namespace" else [])

@@ -1,7 +1,7 @@
 """Google ADK: a process SIGKILLed inside a tool, then the invocation resumed in a new process (no plugpull).
 
     python adk_killed_tool.py [--point before-effect|after-effect] [--confirmation] [--session sqlite|database]
-                              [--db-url URL]
+                              [--db-url URL] [--fork]
 
 A resumable App (ResumabilityConfig(is_resumable=True)) whose LlmAgent calls one refund tool; a scripted
 BaseLlm stands in for the model (no key, no network). The session store is SqliteSessionService, or
@@ -13,6 +13,8 @@ DatabaseSessionService on sqlite+aiosqlite. Each phase is its own process:
   ``resume``  reads the session, takes its last event's invocation id and run_async(invocation_id=...),
               ADK's documented way to resume an invocation that failed midway.
 The refund tool counts its runs in a SQLite table and passes no idempotency key.
+With --fork (Linux) the script imports ADK once and forks each phase from itself instead of starting a new
+interpreter per phase (the default, as the records ran): the same phase code and argv, a fresh process each time.
 Exit 0: one refund and the resumed run finished; 1: otherwise; 2: the kill did not land as designed.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import importlib.metadata
 import json
 import os
@@ -28,10 +31,37 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import traceback
 import warnings
 
 APP, USER, SESSION, CONFIRM = "refunds", "customer-1", "refund-A-1001", "adk_request_confirmation"
 warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+# --fork: what the phases import, imported once before forking them: the modules runner() and child() name (the
+# session store's by --session), then what ADK imports only once a run starts (workflow engine, LLM flows, the Gemini
+# model class: python -X importtime). A module another ADK release lacks is skipped: its phases import it if needed.
+PHASE_IMPORTS = (
+    "google.adk.agents",
+    "google.adk.agents.llm_agent",
+    "google.adk.apps",
+    "google.adk.models.base_llm",
+    "google.adk.models.llm_response",
+    "google.adk.runners",
+    "google.adk.tools",
+    "google.genai.types",
+    "google.adk.workflow._workflow",
+    "google.adk.workflow._llm_agent_wrapper",
+    "google.adk.flows.llm_flows.auto_flow",
+    "google.adk.flows.llm_flows.single_flow",
+    "google.adk.flows.llm_flows.tools._functions",
+    "google.adk.models.google_llm",
+    "google.adk.tools.agent_tool",
+)
+STORE_IMPORTS = {
+    "sqlite": ("google.adk.sessions.sqlite_session_service",),
+    "database": ("google.adk.sessions.database_session_service", "sqlalchemy.dialects.sqlite.aiosqlite"),
+}
 
 
 def refund(order_id: str, cents: int) -> dict:
@@ -116,6 +146,7 @@ def run(args) -> dict:
     counter = os.path.join(args.workdir, "counter.sqlite")
     with sqlite3.connect(counter) as db:
         db.execute("CREATE TABLE refunds (pid INTEGER)")
+    db.close()  # no open connection is copied into a forked phase
     me = [sys.executable, os.path.abspath(__file__), "--session", args.session, "--workdir", args.workdir]
     me += ["--confirmation"] if args.confirmation else []
     me += ["--db-url", args.db_url] if args.db_url else []
@@ -123,7 +154,11 @@ def run(args) -> dict:
     killed, done = phases[-2], {}
     for phase in phases:
         env = {**os.environ, "WITNESS_COUNTER": counter, **({"WITNESS_KILL": args.point} if phase == killed else {})}
-        done[phase] = subprocess.run([*me, "--phase", phase], env=env, capture_output=True, text=True, timeout=240)
+        argv = [*me, "--phase", phase]
+        if args.fork:
+            done[phase] = run_forked(argv, env, timeout=240)
+        else:
+            done[phase] = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240)
         code = done[phase].returncode
         if phase == killed and code != -signal.SIGKILL:
             return {"verdict": "ERROR", "did": f"{phase} was not SIGKILLed inside the tool (exit {code})"}
@@ -141,19 +176,84 @@ def run(args) -> dict:
     return {"verdict": "PASS" if ok else "FAIL", "counts": {"refund": refunds}, "did": did}
 
 
-def main() -> int:
+def run_forked(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    """--fork: what subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout) gives, the phase
+    (main(argv[2:])) running in a process forked from this one instead of a new interpreter (-9: SIGKILLed)."""
+    assert threading.active_count() == 1, "a forked child would have only the forking thread"
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()  # nothing buffered here is written twice
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the phase; it never returns
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                os.environ.clear()
+                os.environ.update(env)
+                code = main(argv[2:])
+            except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+            finally:  # os._exit: the parent's exit handlers (its temp dirs' removal) are not the phase's
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while not (done := os.waitpid(pid, os.WNOHANG))[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(argv, timeout)
+            time.sleep(0.005)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            argv, os.waitstatus_to_exitcode(done[1]), out.read().decode(), err.read().decode()
+        )
+
+
+def prefork(modules: tuple[str, ...]) -> str | None:
+    """--fork: import the phases' modules here, once; None, or why this process cannot fork the phases."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    if threading.active_count() != 1:
+        return f"--fork: {threading.active_count()} threads after importing ADK; a forked phase would have only one"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", choices=("before-effect", "after-effect"), default="after-effect")
     parser.add_argument("--confirmation", action="store_true", help="the tool needs a confirmation first")
     parser.add_argument("--session", choices=("sqlite", "database"), default="sqlite")
     parser.add_argument("--db-url", help="DatabaseSessionService URL (default: sqlite+aiosqlite in a temp dir)")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="fork each phase from this process after one ADK import (Linux; default: "
+        "each phase is a new interpreter, as the records ran)",
+    )
     parser.add_argument("--phase", choices=("run", "approve", "resume"), help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.phase:
         return asyncio.run(child(args))
-    with tempfile.TemporaryDirectory() as args.workdir:
-        result = run(args)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork needs Linux")
+    problem = prefork(PHASE_IMPORTS + STORE_IMPORTS[args.session]) if args.fork else None
+    if problem:
+        result = {"verdict": "ERROR", "did": problem}
+    else:
+        with tempfile.TemporaryDirectory() as args.workdir:
+            result = run(args)
     version = importlib.metadata.version("google-adk")
     print(json.dumps({"witness": "adk_killed_tool", "framework": "google-adk", "version": version, **result}))
     return {"PASS": 0, "FAIL": 1}.get(result["verdict"], 2)

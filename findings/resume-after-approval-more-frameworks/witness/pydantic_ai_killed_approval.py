@@ -1,6 +1,6 @@
 """Pydantic AI deferred tools on DBOSAgent: an approved tool SIGKILLed after its effect runs again.
 
-    python pydantic_ai_killed_approval.py --point before-effect|after-effect
+    python pydantic_ai_killed_approval.py --point before-effect|after-effect [--fork]
 
 Needs only pydantic-ai-slim[dbos] (DBOS on a SQLite system database). The refund tool is declared
 requires_approval=True, so child process 1's run ends with DeferredToolRequests; it keeps the message
@@ -9,11 +9,15 @@ DeferredToolResults(approvals={call_id: True}) under DBOS workflow id approve-<c
 itself inside the approved tool, before or after the refund (a row in effects.db). Child 3 calls
 DBOS.launch(), which recovers that workflow, and waits for its result. Pydantic AI docs: "Tools and event
 stream handlers are not automatically wrapped by DBOS" (https://ai.pydantic.dev/durable_execution/dbos/).
+With --fork (Linux) the script imports DBOS and Pydantic AI once and forks each child from itself instead of
+starting a new interpreter (the default, as the records ran): the same child code and argv, a fresh process each
+time, DBOS launched only in the children.
 
 Exit 0: recovery finished with one refund; 1: two refunds (or none); 2: the kill did not land.
 """
 
 import argparse
+import importlib
 import importlib.metadata
 import json
 import os
@@ -21,11 +25,31 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import threading
+import time
+import traceback
 import uuid
 import warnings
 from pathlib import Path
 
 NAME = "pydantic_ai_killed_approval"
+# --fork: what the phases import, imported once before forking them: the modules child() names, then what a run
+# imports on first use (DBOS's SQLite system database and its SQLAlchemy dialect, anyio's asyncio backend, Pydantic
+# AI's price data). A module another release lacks is skipped: its phases import what they need, as cold ones do.
+PHASE_IMPORTS = (
+    "dbos",
+    "pydantic_ai",
+    "pydantic_ai.messages",
+    "pydantic_ai.models.function",
+    "pydantic_ai.durable_exec.dbos",
+    "pydantic_core",
+    "dbos._sys_db_sqlite",
+    "sqlalchemy.dialects.sqlite",
+    "anyio._backends._asyncio",
+    "genai_prices.data",
+    "pydantic_ai.direct",
+)
 
 
 def effects() -> int:
@@ -94,16 +118,77 @@ def child(phase: str, point: str) -> int:
         DBOS.destroy()
 
 
-def main() -> int:
+def run_forked(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """--fork: what subprocess.run(argv, capture_output=True, text=True, timeout=timeout) gives, the phase
+    (main(argv[2:])) running in a process forked from this one instead of a new interpreter (-9: SIGKILLed)."""
+    assert threading.active_count() == 1, "a forked child would have only the forking thread"
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()  # nothing buffered here is written twice
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the phase; it never returns
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                code = main(argv[2:])
+            except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+            finally:  # os._exit: the parent's exit handlers (its temp dirs' removal) are not the phase's
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while not (done := os.waitpid(pid, os.WNOHANG))[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(argv, timeout)
+            time.sleep(0.005)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            argv, os.waitstatus_to_exitcode(done[1]), out.read().decode(), err.read().decode()
+        )
+
+
+def prefork(modules: tuple[str, ...]) -> str | None:
+    """--fork: import the phases' modules here, once; None, or why this process cannot fork the phases."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    if threading.active_count() != 1:
+        return f"--fork: {threading.active_count()} threads after the imports; a forked phase would have only one"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", choices=("before-effect", "after-effect"), default="after-effect")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="fork each child from this process after one import of DBOS and Pydantic AI (Linux; default: each "
+        "child is a new interpreter, as the records ran)",
+    )
     parser.add_argument("--phase", choices=("start", "approve", "recover"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.phase:
         return child(args.phase, args.point)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork needs Linux")
 
     def run(phase: str) -> subprocess.CompletedProcess:
         argv = [sys.executable, __file__, "--point", args.point, "--phase", phase]
+        if args.fork:
+            return run_forked(argv, timeout=240)
         return subprocess.run(argv, capture_output=True, text=True, timeout=240)
 
     version = importlib.metadata.version("pydantic-ai-slim")
@@ -112,6 +197,11 @@ def main() -> int:
         if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
             os.remove(stale)
     effects()
+    problem = prefork(PHASE_IMPORTS) if args.fork else None
+    if problem:
+        out.update(verdict="ERROR", counts={"refund": effects()}, did=problem)
+        print(json.dumps(out))
+        return 2
     start = run("start")
     approve = run("approve") if start.returncode == 0 else None
     if approve is None or approve.returncode != -signal.SIGKILL:
