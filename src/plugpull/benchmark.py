@@ -1,7 +1,7 @@
 """Benchmark: what plugpull costs on top of a target, and what the fork server and -j save.
 
     uv run python -m plugpull.benchmark [--reps 3] [--skip-suite]
-    uv run python -m plugpull.benchmark --cycles [--map langgraph] [--repeat 1 4] [--against DIR]
+    uv run python -m plugpull.benchmark --cycles [--map langgraph] [--repeat 1 4] [--against DIR] [--floor]
 
 Everything is measured in one run and reported as ratios against a baseline measured in the
 same run (this machine is shared and noisy; absolute times drift). Medians over ``--reps``:
@@ -24,30 +24,38 @@ and adopted orphans, so their time reaches plugpull's children's total before pl
 getrusage(2)). The clean run, the fork server's import and plugpull's own start are paid by both
 counts, so they drop out of the difference. ``--against DIR`` runs the same commands with DIR's
 ``src`` first on PYTHONPATH (another checkout: the code before a change), alternated with this one,
-and prints after / before per map.
+and prints after / before per map. ``--floor`` also measures the LangGraph map's floor the same way
+(``floor_run``: the map's target forked twice a cycle, killed at the same boundaries, with no plugpull at all) and
+prints plugpull / floor.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.metadata
 import json
 import os
 import platform
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from plugpull import suite
-from plugpull.channel import Channel
-from plugpull.forkserver import ForkServers
-from plugpull.scenarios import Runtime, Settings, target_env, workdir
-from plugpull.scenarios.registry import REGISTRY
-from plugpull.store import Store
-from plugpull.targets import BUILT_INS, Target
+if TYPE_CHECKING:
+    from plugpull.forkserver import ForkServers
+    from plugpull.targets import Target
+
+# The harness's modules are imported where they are used, not here: the floor's process (``--floor``)
+# imports this module and should hold what the fork server holds, not the whole harness.
 
 
 def median_time(reps: int, run: Callable[[], object]) -> float:
@@ -62,6 +70,11 @@ def median_time(reps: int, run: Callable[[], object]) -> float:
 def bare_cycle(target: Target) -> None:
     """The scenario's first two phases (start then resume; approve, for a paused run), no fault, with only
     what the target needs (a channel)."""
+    from plugpull.channel import Channel
+    from plugpull.scenarios import Runtime, Settings, target_env, workdir
+    from plugpull.scenarios.registry import REGISTRY
+    from plugpull.store import Store
+
     settings = Settings()
     with workdir(settings) as path, Channel(store=Store()) as channel:
         env = target_env(channel, path)
@@ -71,6 +84,10 @@ def bare_cycle(target: Target) -> None:
 
 def one_line(target: Target, forks: ForkServers | None = None) -> None:
     # A new Runtime each time: every repetition runs its own clean run, as a user's one line does.
+    from plugpull import suite
+    from plugpull.scenarios import Runtime, Settings
+    from plugpull.scenarios.registry import REGISTRY
+
     point = REGISTRY[target.scenario].points[0]
     results = suite.run_plan([(target, point)], Settings(timeout=300), Runtime(forks=forks))
     if any(r.verdict.value == "ERROR" for r in results):
@@ -100,13 +117,27 @@ class Measured:
 
 
 def measure_map(name: str, repeat: int, source: str | None = None) -> Measured:
-    """Run one map ``repeat`` times in one ``plugpull`` process; the kernel's accounting of its tree."""
+    """Run one map ``repeat`` times in one ``plugpull`` process; the kernel's accounting of its tree.
+
+    ``source`` FLOOR: the map's floor instead (``floor_run``: the same target, no plugpull)."""
+    if source == FLOOR:
+        argv = [
+            sys.executable,
+            "-c",
+            f"import sys; from plugpull.benchmark import floor_run; sys.exit(floor_run({repeat}))",
+        ]
+        return measure(name, argv, dict(os.environ))
     args = [a.format(python=sys.executable) for a in MAPS[name]]
     argv = [sys.executable, "-c", "import sys; from plugpull.cli import main; sys.exit(main())"]
     argv += [*args, "--scenario", "every-boundary", "--fork-server", "-j", "2", "--json", "--repeat", str(repeat)]
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.path.join(source, "src"), env.get("PYTHONPATH")]))
+    return measure(name, argv, env)
+
+
+def measure(name: str, argv: list[str], env: dict[str, str]) -> Measured:
+    """Run ``argv``, which prints ``{"results": [{"verdict": ...}, ...]}``; its lines, verdicts, wall and tree CPU."""
     began = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     out = proc.stdout.read()
@@ -122,6 +153,148 @@ def measure_map(name: str, repeat: int, source: str | None = None) -> Measured:
     for r in results:
         verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
     return Measured(len(results), verdicts, wall, cpu, user, system)
+
+
+#: ``--floor``'s code label: the LangGraph map's cycles with no harness at all (``floor_run``).
+FLOOR = "floor"
+#: The LangGraph map's target arguments (MAPS["langgraph"]), without the phase.
+FLOOR_ARGV = ["no-key", "--durability", "sync"]
+
+
+class FloorMarks:
+    """The target's plugpull calls in a floor process: each side of each step counted, SIGKILL at the aimed one.
+
+    The provider's rule (Provider.arm_step): ``aim`` (kind, name, n, side) is the n-th call of that kind and
+    name on that side ("before" / "after" of a mark; an effect's "before" is its call, its "after" the effect
+    recorded). The process kills itself there, from whichever thread reached it, as the harness's killpg
+    would while it held that call.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seen: dict[tuple[str, str, str], int] = {}
+        self.aim: tuple[str, str, int, str] | None = None
+        self.steps: list[tuple[str, str, int]] = []  # the boundaries reached, in order: (kind, name, n)
+
+    def reach(self, kind: str, name: str, side: str) -> None:
+        with self.lock:
+            n = self.seen[(kind, name, side)] = self.seen.get((kind, name, side), 0) + 1
+            if side == "before":
+                self.steps.append((kind, name, n))
+            if self.aim == (kind, name, n, side):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    def boundary(self) -> type:
+        marks = self
+
+        class boundary:  # noqa: N801 - plugpull.client.boundary's stand-in, used the same way
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def __enter__(self) -> boundary:
+                marks.reach("mark", self.name, "before")
+                return self
+
+            def __exit__(self, exc_type: object, *exc: object) -> None:
+                if exc_type is None:
+                    marks.reach("mark", self.name, "after")
+
+        return boundary
+
+    def record_effect(self, name: str, *, key: str | None = None) -> dict[str, Any]:
+        self.reach("effect", name, "before")
+        # The provider: one line a call, in the phase's workdir (a new effect each time, as no-key's are).
+        with open(os.path.join(os.environ["PLUGPULL_WORKDIR"], "effects"), "a") as effects:
+            effects.write(f"{name} {key}\n")
+        self.reach("effect", name, "after")
+        return {"name": name, "key": key, "new": True, "count": 1}
+
+    @staticmethod
+    def record_result(value: Any) -> None:
+        with open(os.path.join(os.environ["PLUGPULL_WORKDIR"], "result"), "w") as result:
+            json.dump(value, result)
+
+
+def floor_phase(run: Callable[[], object], marks: FloorMarks, path: str, aim: tuple | None) -> int:
+    """Fork one phase of the target in ``path``, aimed at ``aim`` (None: run to the end); its wait status."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            marks.aim = aim
+            os.environ["PLUGPULL_WORKDIR"] = path
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            result = run()
+            code = result if isinstance(result, int) else 0
+            with open(os.path.join(path, "steps"), "w") as steps:
+                json.dump(marks.steps, steps)
+        except BaseException:
+            with open(os.path.join(path, "error"), "w") as error:
+                traceback.print_exc(file=error)
+        finally:
+            os._exit(code)
+    return os.waitpid(pid, 0)[1]
+
+
+def read_floor(path: str, name: str) -> str | None:
+    try:
+        with open(os.path.join(path, name)) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def floor_run(repeat: int) -> int:
+    """The LangGraph map's cycles with no plugpull: the floor a cycle's CPU cannot go below with two forks.
+
+    One process imports the map's target (``plugpull.targets.langgraph_refund``) and builds its tool and graph
+    once with its own ``plugpull_prefork`` hook (what the fork server does), freezes the collector and collapses
+    its memory into huge pages (what the server does), then forks a clean ``start`` that lists the run's
+    boundaries. For every boundary and side, ``repeat`` times: a fresh workdir, a forked ``start`` that runs until
+    that side of that boundary and SIGKILLs itself (its plugpull calls are ``FloorMarks``'s: no channel, no
+    socket), then a forked ``resume`` (``invoke(None, ...)`` from the same SQLite checkpointer) to the end; the
+    line is judged from the effects file and the result (one refund and the clean run's answer: PASS; two
+    refunds or none: FAIL; a start not killed where aimed or a resume that failed: ERROR). Prints
+    ``{"results": [{"point", "verdict"}, ...]}``.
+    """
+    import plugpull.targets.langgraph_refund as target
+    from plugpull.forkserver import huge_pages
+
+    marks = FloorMarks()
+    target.boundary, target.record_effect, target.record_result = (
+        marks.boundary(),
+        marks.record_effect,
+        marks.record_result,
+    )
+    runs = {phase: target.plugpull_prefork([*FLOOR_ARGV, phase]) for phase in ("start", "resume")}
+    gc.freeze()
+    huge_pages()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="plugpull-floor-") as top:
+        clean = os.path.join(top, "clean")
+        os.mkdir(clean)
+        status = floor_phase(runs["start"], marks, clean, None)
+        golden, steps = read_floor(clean, "result"), read_floor(clean, "steps")
+        if status != 0 or golden is None or steps is None:
+            raise SystemExit(f"benchmark: the floor's clean run failed: {read_floor(clean, 'error')}")
+        for line, (kind, name, n) in enumerate(json.loads(steps) * repeat):
+            for side in ("before", "after"):
+                path = os.path.join(top, f"{line}-{side}")
+                os.mkdir(path)
+                label = f"{side} {'effect ' if kind == 'effect' else ''}{name} {n}"
+                started = floor_phase(runs["start"], marks, path, (kind, name, n, side))
+                if not (os.WIFSIGNALED(started) and os.WTERMSIG(started) == signal.SIGKILL):
+                    verdict = "ERROR"  # the aimed side was not reached
+                elif floor_phase(runs["resume"], marks, path, None) != 0:
+                    verdict = "ERROR"
+                else:
+                    refunds = (read_floor(path, "effects") or "").count("\n")
+                    verdict = "FAIL" if refunds != 1 else "PASS" if read_floor(path, "result") == golden else "ERROR"
+                results.append({"point": label, "verdict": verdict})
+                shutil.rmtree(path)
+    print(json.dumps({"results": results}))
+    return 0
 
 
 def tree_cpu(pid: int) -> tuple[int, float, float, float]:
@@ -150,6 +323,7 @@ def load() -> str:
 def cycles(args: argparse.Namespace) -> int:
     low, high = args.repeat
     sources = [("this", None)] + ([("before", args.against)] if args.against else [])
+    floor = [(FLOOR, FLOOR)] if args.floor else []
     print(
         f"date {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}, Python {platform.python_version()}, "
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, load average {load()} (1/5/15 min)"
@@ -166,7 +340,7 @@ def cycles(args: argparse.Namespace) -> int:
     per_cycle: dict[tuple[str, str], list[float]] = {}
     for name in args.map:
         for _ in range(args.pairs):
-            for label, source in sources:
+            for label, source in sources + (floor if name == "langgraph" else []):
                 a = measure_map(name, low, source)
                 b = measure_map(name, high, source)
                 cpu, wall = marginal(a, b)
@@ -178,14 +352,22 @@ def cycles(args: argparse.Namespace) -> int:
                     f"| {wall:.3f} s | {verdicts} | {load()} |",
                     flush=True,
                 )
-    if args.against:
+    if args.against or args.floor:
+        codes = [label for label, _ in sources]
         print()
-        print("| map | marginal CPU/cycle, this | before | this / before |")
-        print("|---|---|---|---|")
+        print(f"| map | marginal CPU/cycle, {' | '.join(codes)}{' | floor' if args.floor else ''} | ratios |")
+        print(f"|---|{'---|' * len(codes)}{'---|' if args.floor else ''}---|")
         for name in args.map:
-            now = statistics.median(per_cycle[(name, "this")])
-            then = statistics.median(per_cycle[(name, "before")])
-            print(f"| {name} | {now:.3f} s | {then:.3f} s | {now / then:.2f} |")
+            now = {label: statistics.median(per_cycle[(name, label)]) for label in codes}
+            ratios = [f"this / before {now['this'] / now['before']:.2f}"] if args.against else []
+            cells = [f"{now[label]:.3f} s" for label in codes]
+            if args.floor and (name, FLOOR) in per_cycle:
+                bottom = statistics.median(per_cycle[(name, FLOOR)])
+                cells.append(f"{bottom:.3f} s")
+                ratios += [f"{label} / floor {now[label] / bottom:.2f}" for label in codes]
+            elif args.floor:
+                cells.append("-")
+            print(f"| {name} | {' | '.join(cells)} | {', '.join(ratios)} |")
     return 0
 
 
@@ -199,6 +381,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, nargs=2, default=[1, 4], metavar=("LOW", "HIGH"))
     parser.add_argument("--pairs", type=int, default=1, help="with --cycles: LOW/HIGH pairs per map and code")
     parser.add_argument("--against", metavar="DIR", help="with --cycles: also measure the checkout DIR, alternated")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="with --cycles: also measure the LangGraph map's floor (its target's cycles forked with no plugpull)",
+    )
     args = parser.parse_args(argv)
     if args.cycles:
         args.map = args.map or list(MAPS)
@@ -207,6 +394,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.against and not os.path.isdir(os.path.join(args.against, "src", "plugpull")):
             parser.error(f"--against {args.against}: no src/plugpull there")
         return cycles(args)
+
+    from plugpull import suite
+    from plugpull.forkserver import ForkServers
+    from plugpull.scenarios import Settings
+    from plugpull.targets import BUILT_INS
 
     installed = [b for b in BUILT_INS.values() if b.installed()]
     print(
