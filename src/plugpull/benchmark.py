@@ -114,6 +114,7 @@ class Measured:
     cpu: float  # user + sys, the process and every descendant reaped below it
     user: float
     sys: float
+    own: float = 0.0  # user + sys of the measured process alone (plugpull's harness; the floor's forking parent)
 
 
 def measure_map(name: str, repeat: int, source: str | None = None) -> Measured:
@@ -121,14 +122,11 @@ def measure_map(name: str, repeat: int, source: str | None = None) -> Measured:
 
     ``source`` FLOOR: the map's floor instead (``floor_run``: the same target, no plugpull)."""
     if source == FLOOR:
-        argv = [
-            sys.executable,
-            "-c",
-            f"import sys; from plugpull.benchmark import floor_run; sys.exit(floor_run({repeat}))",
-        ]
+        floor = f"from plugpull.benchmark import floor_run; code = floor_run({repeat})"
+        argv = [sys.executable, "-c", OWN_CPU.format(main=floor)]
         return measure(name, argv, dict(os.environ))
     args = [a.format(python=sys.executable) for a in MAPS[name]]
-    argv = [sys.executable, "-c", "import sys; from plugpull.cli import main; sys.exit(main())"]
+    argv = [sys.executable, "-c", OWN_CPU.format(main="from plugpull.cli import main; code = main()")]
     argv += [*args, "--scenario", "every-boundary", "--fork-server", "-j", "2", "--json", "--repeat", str(repeat)]
     env = dict(os.environ)
     if source is not None:
@@ -136,15 +134,31 @@ def measure_map(name: str, repeat: int, source: str | None = None) -> Measured:
     return measure(name, argv, env)
 
 
+#: The measured process's command: ``main`` sets ``code``; its own CPU (RUSAGE_SELF, all its threads, none of
+#: its children) goes to stderr last, so the harness's share of a cycle is a difference too.
+OWN_CPU = """import resource, sys
+try:
+    {main}
+finally:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    print("own cpu", own.ru_utime + own.ru_stime, file=sys.stderr)
+sys.exit(code)
+"""
+
+
 def measure(name: str, argv: list[str], env: dict[str, str]) -> Measured:
     """Run ``argv``, which prints ``{"results": [{"verdict": ...}, ...]}``; its lines, verdicts, wall and tree CPU."""
     began = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    out = proc.stdout.read()
-    proc.stdout.close()
-    status, cpu, user, system = tree_cpu(proc.pid)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.monotonic() - began
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, env=env)
+        out = proc.stdout.read()
+        proc.stdout.close()
+        status, cpu, user, system = tree_cpu(proc.pid)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - began
+        err.seek(0)
+        last = (err.read().decode(errors="replace").strip().splitlines() or [""])[-1]
+    own = float(last.split()[-1]) if last.startswith("own cpu ") else float("nan")
     try:
         results = json.loads(out)["results"]
     except (ValueError, KeyError):
@@ -152,7 +166,7 @@ def measure(name: str, argv: list[str], env: dict[str, str]) -> Measured:
     verdicts: dict[str, int] = {}
     for r in results:
         verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    return Measured(len(results), verdicts, wall, cpu, user, system)
+    return Measured(len(results), verdicts, wall, cpu, user, system, own)
 
 
 #: ``--floor``'s code label: the LangGraph map's cycles with no harness at all (``floor_run``).
@@ -333,37 +347,46 @@ def cycles(args: argparse.Namespace) -> int:
     )
     print()
     print(
-        "| map | code | lines | CPU (user + sys) | wall | marginal CPU/cycle | cycles/h (2 cores, CPU) | wall/cycle "
-        "| verdicts | load |"
+        "| map | code | lines | CPU (user + sys) | wall | marginal CPU/cycle | of it, the measured process's own "
+        "| cycles/h (2 cores, CPU) | wall/cycle | verdicts | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     per_cycle: dict[tuple[str, str], list[float]] = {}
+    per_own: dict[tuple[str, str], list[float]] = {}
     for name in args.map:
         for _ in range(args.pairs):
             for label, source in sources + (floor if name == "langgraph" else []):
                 a = measure_map(name, low, source)
                 b = measure_map(name, high, source)
                 cpu, wall = marginal(a, b)
+                own = (b.own - a.own) / (b.lines - a.lines)
                 per_cycle.setdefault((name, label), []).append(cpu)
+                per_own.setdefault((name, label), []).append(own)
                 verdicts = ", ".join(f"{k} {v}" for k, v in sorted(b.verdicts.items()))
                 print(
                     f"| {name} | {label} | {a.lines} / {b.lines} | {a.cpu:.1f} s / {b.cpu:.1f} s "
-                    f"| {a.wall:.1f} s / {b.wall:.1f} s | **{cpu:.3f} s** | {CORE_SECONDS_AN_HOUR / cpu:,.0f} "
+                    f"| {a.wall:.1f} s / {b.wall:.1f} s | **{cpu:.3f} s** | {own:.3f} s | {CORE_SECONDS_AN_HOUR / cpu:,.0f} "
                     f"| {wall:.3f} s | {verdicts} | {load()} |",
                     flush=True,
                 )
     if args.against or args.floor:
         codes = [label for label, _ in sources]
         print()
+        print("Medians; in brackets the measured process's own share (plugpull's harness; the floor's forking parent).")
+        print()
         print(f"| map | marginal CPU/cycle, {' | '.join(codes)}{' | floor' if args.floor else ''} | ratios |")
         print(f"|---|{'---|' * len(codes)}{'---|' if args.floor else ''}---|")
         for name in args.map:
             now = {label: statistics.median(per_cycle[(name, label)]) for label in codes}
             ratios = [f"this / before {now['this'] / now['before']:.2f}"] if args.against else []
-            cells = [f"{now[label]:.3f} s" for label in codes]
+
+            def cell(label: str, name: str = name) -> str:
+                return f"{statistics.median(per_cycle[(name, label)]):.3f} s ({statistics.median(per_own[(name, label)]):.3f})"
+
+            cells = [cell(label) for label in codes]
             if args.floor and (name, FLOOR) in per_cycle:
                 bottom = statistics.median(per_cycle[(name, FLOOR)])
-                cells.append(f"{bottom:.3f} s")
+                cells.append(cell(FLOOR))
                 ratios += [f"{label} / floor {now[label] / bottom:.2f}" for label in codes]
             elif args.floor:
                 cells.append("-")
