@@ -530,9 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     if args.json:
         extra = {"tally": tally(results)} if args.repeat > 1 else {}
-        # Indented for a terminal only: the pure-Python encoder that indents took 0.6 ms a LangGraph line against
-        # 0.1 ms for the C one, and a pipe or a file is read by a program (docs/DECISIONS.md, "Throughput (issue 26)").
-        print(json.dumps(to_document(results, **extra), indent=2 if sys.stdout.isatty() else None))
+        print(json.dumps(to_document(results, **extra), indent=2))
     else:
         print(format_tally(results) if args.repeat > 1 else format_text(results))
         coverage = format_coverage(results)
