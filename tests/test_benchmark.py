@@ -85,7 +85,9 @@ def test_the_floor_kills_the_langgraph_target_at_each_side_of_each_boundary_and_
     code = "import sys; from plugpull.benchmark import floor_run; sys.exit(floor_run(1))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    results = {r["point"]: r["verdict"] for r in json.loads(done.stdout)["results"]}
+    document = json.loads(done.stdout)
+    results = {r["point"]: r["verdict"] for r in document["results"]}
+    assert document["phases"]["start"] > 0 and document["phases"]["resume"] > 0  # each forked phase's own CPU
     # Every side of every boundary of the map's clean run: a start killed there and a resume that finished.
     assert len(results) == 24 and "ERROR" not in results.values()
     assert results["after effect refund 1"] == "FAIL"  # refunded before the kill and again by resume

@@ -115,6 +115,7 @@ class Measured:
     user: float
     sys: float
     own: float = 0.0  # user + sys of the measured process alone (plugpull's harness; the floor's forking parent)
+    phases: dict[str, float] | None = None  # the floor's: median CPU of a forked start and of a resume
 
 
 def measure_map(name: str, repeat: int, source: str | None = None) -> Measured:
@@ -160,13 +161,14 @@ def measure(name: str, argv: list[str], env: dict[str, str]) -> Measured:
         last = (err.read().decode(errors="replace").strip().splitlines() or [""])[-1]
     own = float(last.split()[-1]) if last.startswith("own cpu ") else float("nan")
     try:
-        results = json.loads(out)["results"]
+        document = json.loads(out)
+        results = document["results"]
     except (ValueError, KeyError):
         raise SystemExit(f"benchmark: the {name} map gave no JSON (exit {proc.returncode})") from None
     verdicts: dict[str, int] = {}
     for r in results:
         verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    return Measured(len(results), verdicts, wall, cpu, user, system, own)
+    return Measured(len(results), verdicts, wall, cpu, user, system, own, document.get("phases"))
 
 
 #: ``--floor``'s code label: the LangGraph map's cycles with no harness at all (``floor_run``).
@@ -229,8 +231,12 @@ class FloorMarks:
             json.dump(value, result)
 
 
-def floor_phase(run: Callable[[], object], marks: FloorMarks, path: str, aim: tuple | None) -> int:
-    """Fork one phase of the target in ``path``, aimed at ``aim`` (None: run to the end); its wait status."""
+def floor_phase(
+    run: Callable[[], object], marks: FloorMarks, path: str, aim: tuple | None, spent: list[float] | None = None
+) -> int:
+    """Fork one phase of the target in ``path``, aimed at ``aim`` (None: run to the end); its wait status.
+
+    ``spent`` gets the phase's own CPU (user + sys, wait4), which is not the fork's cost in the parent."""
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -248,7 +254,10 @@ def floor_phase(run: Callable[[], object], marks: FloorMarks, path: str, aim: tu
                 traceback.print_exc(file=error)
         finally:
             os._exit(code)
-    return os.waitpid(pid, 0)[1]
+    _pid, status, usage = os.wait4(pid, 0)
+    if spent is not None:
+        spent.append(usage.ru_utime + usage.ru_stime)
+    return status
 
 
 def read_floor(path: str, name: str) -> str | None:
@@ -270,7 +279,7 @@ def floor_run(repeat: int) -> int:
     socket), then a forked ``resume`` (``invoke(None, ...)`` from the same SQLite checkpointer) to the end; the
     line is judged from the effects file and the result (one refund and the clean run's answer: PASS; two
     refunds or none: FAIL; a start not killed where aimed or a resume that failed: ERROR). Prints
-    ``{"results": [{"point", "verdict"}, ...]}``.
+    ``{"results": [{"point", "verdict"}, ...], "phases": {"start": CPU-s, "resume": CPU-s}}`` (each phase's median).
     """
     import plugpull.targets.langgraph_refund as target
     from plugpull.forkserver import huge_pages
@@ -285,6 +294,7 @@ def floor_run(repeat: int) -> int:
     gc.freeze()
     huge_pages()
     results = []
+    spent: dict[str, list[float]] = {"start": [], "resume": []}
     with tempfile.TemporaryDirectory(prefix="plugpull-floor-") as top:
         clean = os.path.join(top, "clean")
         os.mkdir(clean)
@@ -297,17 +307,19 @@ def floor_run(repeat: int) -> int:
                 path = os.path.join(top, f"{line}-{side}")
                 os.mkdir(path)
                 label = f"{side} {'effect ' if kind == 'effect' else ''}{name} {n}"
-                started = floor_phase(runs["start"], marks, path, (kind, name, n, side))
+                started = floor_phase(runs["start"], marks, path, (kind, name, n, side), spent["start"])
                 if not (os.WIFSIGNALED(started) and os.WTERMSIG(started) == signal.SIGKILL):
                     verdict = "ERROR"  # the aimed side was not reached
-                elif floor_phase(runs["resume"], marks, path, None) != 0:
+                elif floor_phase(runs["resume"], marks, path, None, spent["resume"]) != 0:
                     verdict = "ERROR"
                 else:
                     refunds = (read_floor(path, "effects") or "").count("\n")
                     verdict = "FAIL" if refunds != 1 else "PASS" if read_floor(path, "result") == golden else "ERROR"
                 results.append({"point": label, "verdict": verdict})
                 shutil.rmtree(path)
-    print(json.dumps({"results": results}))
+    # The median CPU of a forked start (killed) and of a resume: what a cycle costs without the forks themselves.
+    phases = {phase: statistics.median(cpu) for phase, cpu in spent.items() if cpu}
+    print(json.dumps({"results": results, "phases": phases}))
     return 0
 
 
@@ -353,6 +365,7 @@ def cycles(args: argparse.Namespace) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     per_cycle: dict[tuple[str, str], list[float]] = {}
     per_own: dict[tuple[str, str], list[float]] = {}
+    phases: list[dict[str, float]] = []
     for name in args.map:
         for _ in range(args.pairs):
             for label, source in sources + (floor if name == "langgraph" else []):
@@ -362,6 +375,8 @@ def cycles(args: argparse.Namespace) -> int:
                 own = (b.own - a.own) / (b.lines - a.lines)
                 per_cycle.setdefault((name, label), []).append(cpu)
                 per_own.setdefault((name, label), []).append(own)
+                if b.phases:
+                    phases.append(b.phases)
                 verdicts = ", ".join(f"{k} {v}" for k, v in sorted(b.verdicts.items()))
                 print(
                     f"| {name} | {label} | {a.lines} / {b.lines} | {a.cpu:.1f} s / {b.cpu:.1f} s "
@@ -391,6 +406,15 @@ def cycles(args: argparse.Namespace) -> int:
             elif args.floor:
                 cells.append("-")
             print(f"| {name} | {' | '.join(cells)} | {', '.join(ratios)} |")
+    if phases:
+        print()
+        print(
+            "The floor's forked phases alone (median of each run at the higher count; wait4 of each child): start "
+            + " / ".join(f"{p['start'] * 1000:.1f}" for p in phases)
+            + " ms, resume "
+            + " / ".join(f"{p['resume'] * 1000:.1f}" for p in phases)
+            + " ms."
+        )
     return 0
 
 
