@@ -81,8 +81,11 @@ def test_a_floor_phase_dies_of_sigkill_at_the_aimed_side_and_not_before(tmp_path
 
 
 @requires("langgraph", "langgraph.checkpoint.sqlite")
-def test_the_floor_kills_the_langgraph_target_at_each_side_of_each_boundary_and_finds_its_duplicated_refund():
-    code = "import sys; from plugpull.benchmark import floor_run; sys.exit(floor_run(1))"
+@pytest.mark.parametrize("one_phase", [False, True], ids=["two-phase", "one-phase"])
+def test_the_floor_stops_the_langgraph_target_at_each_side_of_each_boundary_and_finds_its_duplicated_refund(one_phase):
+    # Two-phase: a start killed there, then a resume; one-phase: one whole start copying its workdir there, a resume
+    # on each copy. Either way every side of every boundary of the clean run is a line with a finished resume.
+    code = f"import sys; from plugpull.benchmark import floor_run; sys.exit(floor_run(1, {one_phase}))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)

@@ -122,8 +122,8 @@ def measure_map(name: str, repeat: int, source: str | None = None) -> Measured:
     """Run one map ``repeat`` times in one ``plugpull`` process; the kernel's accounting of its tree.
 
     ``source`` FLOOR: the map's floor instead (``floor_run``: the same target, no plugpull)."""
-    if source == FLOOR:
-        floor = f"from plugpull.benchmark import floor_run; code = floor_run({repeat})"
+    if source in (FLOOR, ONE_PHASE_FLOOR):
+        floor = f"from plugpull.benchmark import floor_run; code = floor_run({repeat}, {source == ONE_PHASE_FLOOR})"
         argv = [sys.executable, "-c", OWN_CPU.format(main=floor)]
         return measure(name, argv, dict(os.environ))
     args = [a.format(python=sys.executable) for a in MAPS[name]]
@@ -173,6 +173,8 @@ def measure(name: str, argv: list[str], env: dict[str, str]) -> Measured:
 
 #: ``--floor``'s code label: the LangGraph map's cycles with no harness at all (``floor_run``).
 FLOOR = "floor"
+#: ``--floor one-phase``'s: the same map with one forked phase a cycle (``floor_run(one_phase=True)``).
+ONE_PHASE_FLOOR = "floor, one phase"
 #: The LangGraph map's target arguments (MAPS["langgraph"]), without the phase.
 FLOOR_ARGV = ["no-key", "--durability", "sync"]
 
@@ -191,6 +193,8 @@ class FloorMarks:
         self.seen: dict[tuple[str, str, str], int] = {}
         self.aim: tuple[str, str, int, str] | None = None
         self.steps: list[tuple[str, str, int]] = []  # the boundaries reached, in order: (kind, name, n)
+        # The one-phase floor: the folder each side's copy of the workdir goes into, instead of a kill there.
+        self.copies: str | None = None
 
     def reach(self, kind: str, name: str, side: str) -> None:
         with self.lock:
@@ -199,6 +203,12 @@ class FloorMarks:
                 self.steps.append((kind, name, n))
             if self.aim == (kind, name, n, side):
                 os.kill(os.getpid(), signal.SIGKILL)
+            if self.copies is not None:
+                # Under the lock, so no other marked step runs meanwhile; an unmarked thread still could, which a
+                # kill would have stopped: a cost estimate, not a recovery test.
+                shutil.copytree(
+                    os.environ["PLUGPULL_WORKDIR"], os.path.join(self.copies, floor_line(kind, name, n, side))
+                )
 
     def boundary(self) -> type:
         marks = self
@@ -260,6 +270,19 @@ def floor_phase(
     return status
 
 
+def floor_line(kind: str, name: str, n: int, side: str) -> str:
+    """A floor line's label, as plugpull's every-boundary names it: "after effect refund 1", "before model-call 2"."""
+    return f"{side} {'effect ' if kind == 'effect' else ''}{name} {n}"
+
+
+def floor_verdict(resumed: int, path: str, golden: str) -> str:
+    """A floor line's verdict from its resume's wait status and its workdir: one refund and the golden answer PASS."""
+    if resumed != 0:
+        return "ERROR"
+    refunds = (read_floor(path, "effects") or "").count("\n")
+    return "FAIL" if refunds != 1 else "PASS" if read_floor(path, "result") == golden else "ERROR"
+
+
 def read_floor(path: str, name: str) -> str | None:
     try:
         with open(os.path.join(path, name)) as f:
@@ -268,7 +291,34 @@ def read_floor(path: str, name: str) -> str | None:
         return None
 
 
-def floor_run(repeat: int) -> int:
+def floor_copies(
+    runs: dict, marks: FloorMarks, steps: list, repeat: int, top: str, golden: str, spent: dict[str, list[float]]
+) -> list[dict[str, str]]:
+    """The one-phase floor's lines (``floor_run``): a whole start copying its workdir at every side, a resume per copy."""
+    results = []
+    for round_ in range(repeat):
+        marks.copies = os.path.join(top, f"copies-{round_}")
+        os.mkdir(marks.copies)
+        path = os.path.join(top, f"start-{round_}")
+        os.mkdir(path)
+        status = floor_phase(runs["start"], marks, path, None, spent["start"])
+        copies, marks.copies = marks.copies, None
+        for kind, name, n in steps:
+            for side in ("before", "after"):
+                label = floor_line(kind, name, n, side)
+                copy = os.path.join(copies, label)
+                verdict = "ERROR"  # the start failed or never reached that side
+                if status == 0 and os.path.isdir(copy):
+                    verdict = floor_verdict(
+                        floor_phase(runs["resume"], marks, copy, None, spent["resume"]), copy, golden
+                    )
+                results.append({"point": label, "verdict": verdict})
+        shutil.rmtree(copies)
+        shutil.rmtree(path)
+    return results
+
+
+def floor_run(repeat: int, one_phase: bool = False) -> int:
     """The LangGraph map's cycles with no plugpull: the floor a cycle's CPU cannot go below with two forks.
 
     One process imports the map's target (``plugpull.targets.langgraph_refund``) and builds its tool and graph
@@ -280,6 +330,10 @@ def floor_run(repeat: int) -> int:
     line is judged from the effects file and the result (one refund and the clean run's answer: PASS; two
     refunds or none: FAIL; a start not killed where aimed or a resume that failed: ERROR). Prints
     ``{"results": [{"point", "verdict"}, ...], "phases": {"start": CPU-s, "resume": CPU-s}}`` (each phase's median).
+
+    ``one_phase``: what a cycle would cost with one forked phase instead of two. Each repeat forks one ``start`` that
+    runs to its end and copies its workdir at each side of each boundary (``FloorMarks.copies``), then a ``resume``
+    per line on its copy, judged the same way. Not a crash test (nothing is killed); a design's cost.
     """
     import plugpull.targets.langgraph_refund as target
     from plugpull.forkserver import huge_pages
@@ -302,22 +356,23 @@ def floor_run(repeat: int) -> int:
         golden, steps = read_floor(clean, "result"), read_floor(clean, "steps")
         if status != 0 or golden is None or steps is None:
             raise SystemExit(f"benchmark: the floor's clean run failed: {read_floor(clean, 'error')}")
-        for line, (kind, name, n) in enumerate(json.loads(steps) * repeat):
+        if one_phase:
+            results = floor_copies(runs, marks, json.loads(steps), repeat, top, golden, spent)
+        for line, (kind, name, n) in enumerate([] if one_phase else json.loads(steps) * repeat):
             for side in ("before", "after"):
                 path = os.path.join(top, f"{line}-{side}")
                 os.mkdir(path)
-                label = f"{side} {'effect ' if kind == 'effect' else ''}{name} {n}"
+                label = floor_line(kind, name, n, side)
                 started = floor_phase(runs["start"], marks, path, (kind, name, n, side), spent["start"])
                 if not (os.WIFSIGNALED(started) and os.WTERMSIG(started) == signal.SIGKILL):
                     verdict = "ERROR"  # the aimed side was not reached
-                elif floor_phase(runs["resume"], marks, path, None, spent["resume"]) != 0:
-                    verdict = "ERROR"
                 else:
-                    refunds = (read_floor(path, "effects") or "").count("\n")
-                    verdict = "FAIL" if refunds != 1 else "PASS" if read_floor(path, "result") == golden else "ERROR"
+                    verdict = floor_verdict(
+                        floor_phase(runs["resume"], marks, path, None, spent["resume"]), path, golden
+                    )
                 results.append({"point": label, "verdict": verdict})
                 shutil.rmtree(path)
-    # The median CPU of a forked start (killed) and of a resume: what a cycle costs without the forks themselves.
+    # The median CPU of a forked start (killed; in the one-phase floor, whole) and of a resume: what a cycle costs without the forks themselves.
     phases = {phase: statistics.median(cpu) for phase, cpu in spent.items() if cpu}
     print(json.dumps({"results": results, "phases": phases}))
     return 0
@@ -349,7 +404,11 @@ def load() -> str:
 def cycles(args: argparse.Namespace) -> int:
     low, high = args.repeat
     sources = [("this", None)] + ([("before", args.against)] if args.against else [])
-    floor = [(FLOOR, FLOOR)] if args.floor else []
+    floor = [
+        (label, label)
+        for design, label in (("two-phase", FLOOR), ("one-phase", ONE_PHASE_FLOOR))
+        if design in (args.floor or [])
+    ]
     print(
         f"date {time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}, Python {platform.python_version()}, "
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, load average {load()} (1/5/15 min)"
@@ -365,7 +424,7 @@ def cycles(args: argparse.Namespace) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     per_cycle: dict[tuple[str, str], list[float]] = {}
     per_own: dict[tuple[str, str], list[float]] = {}
-    phases: list[dict[str, float]] = []
+    phases: dict[str, list[dict[str, float]]] = {}
     for name in args.map:
         for _ in range(args.pairs):
             for label, source in sources + (floor if name == "langgraph" else []):
@@ -376,7 +435,7 @@ def cycles(args: argparse.Namespace) -> int:
                 per_cycle.setdefault((name, label), []).append(cpu)
                 per_own.setdefault((name, label), []).append(own)
                 if b.phases:
-                    phases.append(b.phases)
+                    phases.setdefault(label, []).append(b.phases)
                 verdicts = ", ".join(f"{k} {v}" for k, v in sorted(b.verdicts.items()))
                 print(
                     f"| {name} | {label} | {a.lines} / {b.lines} | {a.cpu:.1f} s / {b.cpu:.1f} s "
@@ -389,31 +448,23 @@ def cycles(args: argparse.Namespace) -> int:
         print()
         print("Medians; in brackets the measured process's own share (plugpull's harness; the floor's forking parent).")
         print()
-        print(f"| map | marginal CPU/cycle, {' | '.join(codes)}{' | floor' if args.floor else ''} | ratios |")
-        print(f"|---|{'---|' * len(codes)}{'---|' if args.floor else ''}---|")
         for name in args.map:
-            now = {label: statistics.median(per_cycle[(name, label)]) for label in codes}
+            floors = [label for label, _ in floor if (name, label) in per_cycle]
+            now = {label: statistics.median(per_cycle[(name, label)]) for label in codes + floors}
+            own = {label: statistics.median(per_own[(name, label)]) for label in codes + floors}
             ratios = [f"this / before {now['this'] / now['before']:.2f}"] if args.against else []
-
-            def cell(label: str, name: str = name) -> str:
-                return f"{statistics.median(per_cycle[(name, label)]):.3f} s ({statistics.median(per_own[(name, label)]):.3f})"
-
-            cells = [cell(label) for label in codes]
-            if args.floor and (name, FLOOR) in per_cycle:
-                bottom = statistics.median(per_cycle[(name, FLOOR)])
-                cells.append(cell(FLOOR))
-                ratios += [f"{label} / floor {now[label] / bottom:.2f}" for label in codes]
-            elif args.floor:
-                cells.append("-")
+            ratios += [f"{code} / {bottom} {now[code] / now[bottom]:.2f}" for bottom in floors for code in codes]
+            print(f"| map | marginal CPU/cycle, {' | '.join(codes + floors)} | ratios |")
+            print(f"|---|{'---|' * len(codes + floors)}---|")
+            cells = [f"{now[label]:.3f} s ({own[label]:.3f})" for label in codes + floors]
             print(f"| {name} | {' | '.join(cells)} | {', '.join(ratios)} |")
-    if phases:
+    for label, runs in phases.items():
+        starts = " / ".join(f"{run['start'] * 1000:.1f}" for run in runs)
+        resumes = " / ".join(f"{run['resume'] * 1000:.1f}" for run in runs)
         print()
         print(
-            "The floor's forked phases alone (median of each run at the higher count; wait4 of each child): start "
-            + " / ".join(f"{p['start'] * 1000:.1f}" for p in phases)
-            + " ms, resume "
-            + " / ".join(f"{p['resume'] * 1000:.1f}" for p in phases)
-            + " ms."
+            f"The {label}'s forked phases alone (median of each run at the higher count; wait4 of each child): "
+            f"start {starts} ms, resume {resumes} ms."
         )
     return 0
 
@@ -430,10 +481,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="DIR", help="with --cycles: also measure the checkout DIR, alternated")
     parser.add_argument(
         "--floor",
-        action="store_true",
-        help="with --cycles: also measure the LangGraph map's floor (its target's cycles forked with no plugpull)",
+        nargs="*",
+        choices=("two-phase", "one-phase"),
+        help="with --cycles: also measure the LangGraph map's floor, its target's cycles with no plugpull: two-phase "
+        "(the default: a start killed at each side of each boundary, then a resume) and/or one-phase (one whole start "
+        "copying its workdir at each side, then a resume per copy: what one forked phase a cycle would cost)",
     )
     args = parser.parse_args(argv)
+    if args.floor == []:
+        args.floor = ["two-phase"]
     if args.cycles:
         args.map = args.map or list(MAPS)
         if not (1 <= args.repeat[0] < args.repeat[1]):
