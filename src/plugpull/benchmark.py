@@ -1,7 +1,8 @@
 """Benchmark: what plugpull costs on top of a target, and what the fork server and -j save.
 
     uv run python -m plugpull.benchmark [--reps 3] [--skip-suite]
-    uv run python -m plugpull.benchmark --cycles [--map langgraph] [--repeat 1 4] [--against DIR] [--floor]
+    uv run python -m plugpull.benchmark --cycles [--map langgraph] [--repeat 1 4] [--against DIR]
+        [--floor [two-phase] [one-phase]]
 
 Everything is measured in one run and reported as ratios against a baseline measured in the
 same run (this machine is shared and noisy; absolute times drift). Medians over ``--reps``:
@@ -24,9 +25,10 @@ and adopted orphans, so their time reaches plugpull's children's total before pl
 getrusage(2)). The clean run, the fork server's import and plugpull's own start are paid by both
 counts, so they drop out of the difference. ``--against DIR`` runs the same commands with DIR's
 ``src`` first on PYTHONPATH (another checkout: the code before a change), alternated with this one,
-and prints after / before per map. ``--floor`` also measures the LangGraph map's floor the same way
-(``floor_run``: the map's target forked twice a cycle, killed at the same boundaries, with no plugpull at all) and
-prints plugpull / floor.
+and prints after / before per map. Each row also gives the measured process's own CPU per cycle (RUSAGE_SELF: the
+harness's share). ``--floor`` also measures the LangGraph map's floor the same way (``floor_run``: the map's target
+forked twice a cycle, killed at the same boundaries, with no plugpull at all; ``one-phase``: one whole start per map
+copying its workdir at each boundary, a resume per copy) and prints plugpull / floor.
 """
 
 from __future__ import annotations
