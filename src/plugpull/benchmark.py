@@ -374,7 +374,8 @@ def floor_run(repeat: int, one_phase: bool = False) -> int:
                     )
                 results.append({"point": label, "verdict": verdict})
                 shutil.rmtree(path)
-    # The median CPU of a forked start (killed; in the one-phase floor, whole) and of a resume: what a cycle costs without the forks themselves.
+    # The median CPU of a forked start (killed; in the one-phase floor, whole) and of a resume: what a cycle
+    # costs without the forks themselves.
     phases = {phase: statistics.median(cpu) for phase, cpu in spent.items() if cpu}
     print(json.dumps({"results": results, "phases": phases}))
     return 0
