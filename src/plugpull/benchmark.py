@@ -417,7 +417,7 @@ def cycles(args: argparse.Namespace) -> int:
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, load average {load()} (1/5/15 min)"
     )
     print(
-        f"every-boundary --fork-server -j 2, --repeat {low} against --repeat {high}, alternated, {args.pairs} pair(s)"
+        f"every-boundary --fork-server -j 2, --repeat {low} against --repeat {high}, alternated (every other pair in reverse order), {args.pairs} pair(s)"
     )
     print()
     print(
@@ -429,8 +429,10 @@ def cycles(args: argparse.Namespace) -> int:
     per_own: dict[tuple[str, str], list[float]] = {}
     phases: dict[str, list[dict[str, float]]] = {}
     for name in args.map:
-        for _ in range(args.pairs):
-            for label, source in sources + (floor if name == "langgraph" else []):
+        for pair in range(args.pairs):
+            codes = sources + (floor if name == "langgraph" else [])
+            # Every other pair in the reverse order: no code is always the one measured after the same other.
+            for label, source in codes if pair % 2 == 0 else codes[::-1]:
                 a = measure_map(name, low, source)
                 b = measure_map(name, high, source)
                 cpu, wall = marginal(a, b)
