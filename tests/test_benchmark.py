@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from plugpull.benchmark import Measured, marginal, tree_cpu
+from installed import requires
+from plugpull.benchmark import FloorMarks, Measured, floor_phase, marginal, tree_cpu
 
 # A process that forks a child which burns a fixed amount of its own CPU time, reaps it, and prints
 # its own CPU: whatever the parent spent, the child's share reaches only a tree accounting.
@@ -50,3 +53,46 @@ def test_tree_cpu_counts_what_a_reaped_child_of_the_measured_process_spent():
     assert proc.returncode == 0
     # The child spent at least 0.3 s of user time by its own count; the process itself spent `own`.
     assert cpu >= own + 0.3
+
+
+def test_the_floors_marks_list_each_step_once_in_the_order_its_before_side_came():
+    marks = FloorMarks()
+    boundary = marks.boundary()
+    with boundary("checkpoint-save"):
+        pass
+    with boundary("model-call"), boundary("checkpoint-save"):
+        pass
+    assert marks.steps == [("mark", "checkpoint-save", 1), ("mark", "model-call", 1), ("mark", "checkpoint-save", 2)]
+    assert marks.seen[("mark", "checkpoint-save", "after")] == 2
+
+
+def test_a_floor_phase_dies_of_sigkill_at_the_aimed_side_and_not_before(tmp_path):
+    marks = FloorMarks()
+    boundary = marks.boundary()
+
+    def run():
+        with boundary("model-call"):
+            (tmp_path / "entered").write_text("")
+        (tmp_path / "passed").write_text("")  # never reached: the after side of model-call 1 is aimed at
+
+    status = floor_phase(run, marks, str(tmp_path), ("mark", "model-call", 1, "after"))
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    assert (tmp_path / "entered").exists() and not (tmp_path / "passed").exists()
+
+
+@requires("langgraph", "langgraph.checkpoint.sqlite")
+@pytest.mark.parametrize("one_phase", [False, True], ids=["two-phase", "one-phase"])
+def test_the_floor_stops_the_langgraph_target_at_each_side_of_each_boundary_and_finds_its_duplicated_refund(one_phase):
+    # Two-phase: a start killed there, then a resume; one-phase: one whole start copying its workdir there, a resume
+    # on each copy. Either way every side of every boundary of the clean run is a line with a finished resume.
+    code = f"import sys; from plugpull.benchmark import floor_run; sys.exit(floor_run(1, {one_phase}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    results = {r["point"]: r["verdict"] for r in document["results"]}
+    assert document["phases"]["start"] > 0 and document["phases"]["resume"] > 0  # each forked phase's own CPU
+    # Every side of every boundary of the map's clean run: a start killed there and a resume that finished.
+    assert len(results) == 24 and "ERROR" not in results.values()
+    assert results["after effect refund 1"] == "FAIL"  # refunded before the kill and again by resume
+    assert results["before effect refund 1"] == "PASS"
+    assert results["before model-call 1"] == "PASS"

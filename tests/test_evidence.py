@@ -43,3 +43,13 @@ def test_evidence_as_a_dict_shares_no_mutable_part_with_the_evidence():
     data["boundary"]["tags"].add("y")
     assert ev.clean.results[0]["answer"] == "Refund for order A-1001 is done."
     assert ev.clean.trace and ev.boundary["tags"] == {"x"}
+
+
+def test_a_results_dict_is_what_dataclasses_asdict_gives_in_the_same_order_with_the_verdict_as_text():
+    result = Result(
+        Verdict.FAIL, "every-boundary", "after effect refund 1", "langgraph", "dup", evidence=hand_built().to_dict()
+    )
+    expected = {**dataclasses.asdict(result), "verdict": "FAIL"}
+    assert result.to_dict() == expected
+    assert list(result.to_dict()) == list(expected)
+    assert result.to_dict()["evidence"] is result.evidence  # its own plain dict, not copied again

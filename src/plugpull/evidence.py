@@ -23,15 +23,17 @@ def asdict(obj: Any) -> Any:
     they are. Dataclasses, dicts, lists and tuples (named ones too) are rebuilt as the standard one
     does; anything else is still deep-copied.
     """
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: asdict(getattr(obj, f.name)) for f in fields(obj)}
     kind = type(obj)
     if kind in _ATOMS:
         return obj
+    # Dicts and lists first, and an atom inside one returned without a call: most of a trace's leaves are
+    # atoms, and a call each was most of what a LangGraph every-boundary line's evidence cost (issue 26).
     if kind is dict:
-        return {asdict(k): asdict(v) for k, v in obj.items()}
+        return {k if type(k) in _ATOMS else asdict(k): v if type(v) in _ATOMS else asdict(v) for k, v in obj.items()}
     if kind is list:
-        return [asdict(v) for v in obj]
+        return [v if type(v) in _ATOMS else asdict(v) for v in obj]
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: asdict(getattr(obj, f.name)) for f in fields(obj)}
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return kind(*[asdict(v) for v in obj])
     if isinstance(obj, (list, tuple)):

@@ -9,7 +9,7 @@ import enum
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 from plugpull.evidence import asdict
@@ -61,7 +61,10 @@ class Result:
         return self.target
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The result as JSON-ready data. Its ``evidence`` is this result's own dict, not a copy: it is plain data
+        already (each scenario's ``ev.to_dict()``, made for this result alone), and copying it again was half of
+        what writing a LangGraph every-boundary line cost the harness (issue 26). Read it; do not change it."""
+        data = {f.name: self.evidence if f.name == "evidence" else asdict(getattr(self, f.name)) for f in fields(self)}
         data["verdict"] = self.verdict.value
         return redact(data)
 
