@@ -53,3 +53,13 @@ def test_a_results_dict_is_what_dataclasses_asdict_gives_in_the_same_order_with_
     assert result.to_dict() == expected
     assert list(result.to_dict()) == list(expected)
     assert result.to_dict()["evidence"] is result.evidence  # its own plain dict, not copied again
+
+
+def test_a_lines_evidence_keeps_its_clean_run_but_not_the_clean_runs_trace_or_output():
+    ev = hand_built()
+    clean = ev.to_dict()["clean"]
+    assert "trace" not in clean and "stdout" not in clean["start"]
+    expected = {k: v for k, v in dataclasses.asdict(ev.clean).items() if k != "trace"}
+    expected["start"] = {k: v for k, v in expected["start"].items() if k not in ("stdout", "stderr")}
+    assert clean == expected
+    assert ev.to_dict()["boundary"] == dataclasses.asdict(ev)["boundary"]

@@ -103,7 +103,7 @@ class CleanRun:
     results: list[Any] = field(default_factory=list)  # what it reported with record_result: the golden result
     # Effect calls and boundary marks in arrival order, each with ``t`` (seconds since start was
     # spawned): the run's boundaries (plugpull.boundaries). Not in to_dict: every-boundary lines
-    # carry their own place in it.
+    # carry their own place in it, and a line carrying the whole trace was most of its JSON.
     trace: list[dict[str, Any]] = field(default_factory=list)
     # The recovery protocol checked first (issue 22): ``COMMAND resume`` run once on the state this
     # finished run left, which must be a no-op (exit 0, the result again, no new effect). None: not run
@@ -113,12 +113,8 @@ class CleanRun:
     finished_effects: dict[str, int] = field(default_factory=dict)  # effects it added, per name
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"start": asdict(self.start), "counts": dict(self.counts), "calls": self.calls, "results": self.results}
-        if self.finished_resume is not None:
-            data["finished_resume"] = asdict(self.finished_resume)
-            data["finished_results"] = list(self.finished_results)
-            data["finished_effects"] = dict(self.finished_effects)
-        return without_output(data)
+        """Every field but ``trace``, without process output (docs/json-schema.md, ``clean``)."""
+        return without_output({f.name: asdict(getattr(self, f.name)) for f in fields(self) if f.name != "trace"})
 
     def effect_calls(self) -> list[str]:
         """The clean run's effect calls in arrival order, each as NAME#N (the N-th call of NAME)."""
@@ -178,7 +174,16 @@ class KillEvidence:
     effect_calls: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return without_output(asdict(self))
+        return without_output(_with_clean_runs(self))
+
+
+def _with_clean_runs(ev: Any) -> dict[str, Any]:
+    """asdict of ``ev``, its CleanRun fields as CleanRun.to_dict gives them (asdict alone carried each clean
+    run's whole trace into every line's evidence, though CleanRun leaves it out)."""
+    return {
+        f.name: value.to_dict() if isinstance(value := getattr(ev, f.name), CleanRun) else asdict(value)
+        for f in fields(ev)
+    }
 
 
 @dataclass
@@ -196,10 +201,7 @@ class UpgradeEvidence(KillEvidence):
     framework: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = without_output(asdict(self))
-        if data.get("clean_resume"):
-            data["clean_resume"] = without_output(data["clean_resume"])
-        return data
+        return without_output(_with_clean_runs(self))  # clean_resume too: CleanRun.to_dict leaves out its output
 
 
 @dataclass
