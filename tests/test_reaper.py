@@ -213,3 +213,24 @@ def test_a_child_forked_by_any_thread_of_a_process_is_below_it():
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+
+
+def test_a_command_line_still_empty_inside_execve_is_read_again_until_it_is_written(monkeypatch):
+    # The kernel writes a new image's arguments after it dropped the old one's; a process caught in between (a
+    # helper its tool started just before the kill) reads as empty. Here the first two reads are that moment.
+    written = reaper.cmdline(os.getpid())
+    reads = {"n": 0}
+    real_open = open
+
+    def open_during_exec(path, *args, **kwargs):
+        if str(path).endswith("/cmdline"):
+            reads["n"] += 1
+            if reads["n"] <= 2:
+                return real_open("/dev/null", *args, **kwargs)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", open_during_exec)
+    assert reaper.cmdline(os.getpid(), wait=5.0) == written
+    assert reads["n"] == 3
+    reads["n"] = 0
+    assert reaper.cmdline(os.getpid()).startswith("[")  # no wait: the process's name, as before

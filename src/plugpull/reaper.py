@@ -194,12 +194,22 @@ def tree(roots: set[int]) -> dict[int, Proc]:
     return procs
 
 
-def cmdline(pid: int, limit: int = 160) -> str:
-    """The process's command line for a message, shortened; its name when it has none."""
+def cmdline(pid: int, limit: int = 160, wait: float = 0.0) -> str:
+    """The process's command line for a message, shortened; its name when it has none.
+
+    A process inside execve has none for a moment: the kernel drops the old image before it writes the new
+    one's arguments (begin_new_exec, then the ELF loader's create_elf_tables), and Popen has returned by then.
+    With ``wait`` an empty command line is read again for up to that many seconds (a zombie's stays empty).
+    """
+    deadline = time.monotonic() + wait
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            # One line for a message: arguments joined by spaces, any whitespace in them collapsed.
-            text = " ".join(fh.read().replace(b"\0", b" ").decode(errors="replace").split())
+        while True:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                # One line for a message: arguments joined by spaces, any whitespace in them collapsed.
+                text = " ".join(fh.read().replace(b"\0", b" ").decode(errors="replace").split())
+            if text or time.monotonic() >= deadline:
+                break
+            time.sleep(0.005)
         if not text:
             with open(f"/proc/{pid}/comm", "rb") as fh:
                 text = "[" + fh.read().decode(errors="replace").strip() + "]"
@@ -337,7 +347,8 @@ class Tracker:
             if not live or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        outlived = [{"pid": pid, "cmdline": cmdline(pid)} for pid in sorted(live)]
+        # A helper started just before the kill may still be inside execve: wait a little for its arguments.
+        outlived = [{"pid": pid, "cmdline": cmdline(pid, wait=0.2)} for pid in sorted(live)]
         if live:
             self.kill_all()
             procs = self.look()
