@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -118,8 +119,11 @@ def test_ctrl_c_stops_the_command_and_the_server_exits_130_and_leaves_nothing(ru
     import signal
     import time
 
-    env = {**os.environ, "TMPDIR": "/tmp"}
-    before = {p.name for p in Path("/tmp").glob("plugpull-pg-*")}
+    # A short temp dir of this test's own (a Unix socket path must fit; the server's account must enter it):
+    # /tmp itself is shared with the other xdist workers, whose clusters come and go meanwhile.
+    base = Path(tempfile.mkdtemp(prefix="pg-ctrl-c-", dir="/tmp"))
+    base.chmod(0o711)
+    env = {**os.environ, "TMPDIR": str(base)}
     started = subprocess.Popen(
         [sys.executable, "-m", "plugpull.postgres", sys.executable, "-c", "import time; time.sleep(120)"],
         env=env,
@@ -131,4 +135,7 @@ def test_ctrl_c_stops_the_command_and_the_server_exits_130_and_leaves_nothing(ru
     time.sleep(1)
     started.send_signal(signal.SIGINT)
     assert started.wait(timeout=60) == 130
-    assert {p.name for p in Path("/tmp").glob("plugpull-pg-*")} <= before
+    left = sorted(p.name for p in base.iterdir())  # kept for a look when the test fails
+    if not left:
+        base.rmdir()
+    assert left == []
