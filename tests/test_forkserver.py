@@ -134,6 +134,26 @@ def test_a_target_whose_hook_fails_runs_as_main_in_the_child(forks, tmp_path):
     assert json.loads(outcome.stdout) == ["as __main__", ["broken"]]
 
 
+def test_target_modules_grouped_together_fork_from_one_server_and_each_runs_as_itself(tmp_path):
+    code = "import os, sys\nif __name__ == '__main__':\n    print(__spec__.name, os.getppid(), os.getpgid(0) == os.getpid())\n"
+    for name in ("first_mod", "second_mod", "alone_mod"):
+        (tmp_path / f"{name}.py").write_text(code)
+    servers = ForkServers(together=[("first_mod", "second_mod")])
+    try:
+        env = {"PYTHONPATH": str(tmp_path)}
+        lines = [
+            servers.spawn([sys.executable, "-m", name], env=env, cwd=None).wait(30).stdout.split()
+            for name in ("second_mod", "first_mod", "alone_mod")
+        ]
+        assert [line[0] for line in lines] == ["second_mod", "first_mod", "alone_mod"]
+        assert all(line[2] == "True" for line in lines)
+        # The two grouped modules' children share a parent (their server); the other module has its own.
+        assert lines[0][1] == lines[1][1] != lines[2][1]
+        assert len(servers._servers) == 2
+    finally:
+        servers.close()
+
+
 def test_a_command_that_is_not_python_dash_m_starts_cold(forks):
     running = forks.spawn(["/bin/sh", "-c", "exit 3"], env={}, cwd=None)
     assert running.wait(10).returncode == 3

@@ -48,6 +48,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Iterable, Sequence
 
 from plugpull import reaper
 from plugpull.client import recv_line
@@ -330,9 +331,12 @@ def _recv_one_line(conn: socket.socket) -> bytes | None:
 
 
 class ForkServer:
-    """One server process per (python, module); start it with a context manager."""
+    """One server process per (python, module); start it with a context manager.
 
-    def __init__(self, python: str, module: str, env: dict[str, str] | None = None) -> None:
+    ``also``: further target modules it imports at start, beside ``module``, and forks as well (ForkServers'
+    ``together``)."""
+
+    def __init__(self, python: str, module: str, env: dict[str, str] | None = None, also: Sequence[str] = ()) -> None:
         self.module = module
         self._dir = socket_dir("plugpull-fork-")
         self.path = str(self._dir / "s")
@@ -343,7 +347,7 @@ class ForkServer:
         env.pop(reaper.PHASE_ENV, None)
         with reaper.owning():
             self._proc = subprocess.Popen(
-                [python, "-m", "plugpull.forkserver", self.path, module],
+                [python, "-m", "plugpull.forkserver", self.path, module, *also],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -376,9 +380,10 @@ class ForkServer:
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def spawn(
-        self, argv: list[str], *, env: dict[str, str], cwd: str | None, shown: list[str]
+        self, argv: list[str], *, env: dict[str, str], cwd: str | None, shown: list[str], module: str | None = None
     ) -> ForkedRunning | Outcome:
-        """Fork a child running ``self.module`` with ``argv``; ``shown`` is the argv for the report."""
+        """Fork a child running ``module`` (``self.module`` or one of ``also``) with ``argv``; ``shown`` is the argv
+        for the report."""
         outcome = Outcome(argv=list(shown))
         if _stopping.is_set():
             outcome.spawn_error = "plugpull is stopping (interrupted)"
@@ -391,7 +396,7 @@ class ForkServer:
         env = {**env, reaper.PHASE_ENV: phase_id}
         try:
             conn.connect(self.path)
-            request = {"module": self.module, "argv": argv, "env": env, "cwd": cwd}
+            request = {"module": module or self.module, "argv": argv, "env": env, "cwd": cwd}
             socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [out_w, err_w])
         finally:
             os.close(out_w)
@@ -407,11 +412,18 @@ class ForkServer:
 
 
 class ForkServers:
-    """Fork servers started on first use, one per (python, module); thread-safe for -j."""
+    """Fork servers started on first use, one per (python, module); thread-safe for -j.
 
-    def __init__(self) -> None:
+    ``together``: groups of target modules that one server imports and forks, one server per (python, group)
+    instead of one per module: target modules of one framework then share its import (tests/targets/test_recovery_protocol.py;
+    plugpull's ``--fork-server`` keeps one server a module). A phase forked from such a server runs with the group's other
+    target modules imported, and their ``plugpull_prefork`` hooks run there for their own argv.
+    """
+
+    def __init__(self, together: Iterable[Sequence[str]] = ()) -> None:
         self._servers: dict[tuple[str, str], ForkServer] = {}
         self._lock = threading.Lock()
+        self._groups = {module: tuple(group) for group in together for module in group}
 
     @staticmethod
     def module_of(argv: tuple[str, ...]) -> tuple[str, str, list[str]] | None:
@@ -425,11 +437,12 @@ class ForkServers:
         if forkable is None:
             return spawn(argv, env=env, cwd=cwd)
         python, module, args = forkable
+        first, *also = self._groups.get(module, (module,))
         with self._lock:
-            server = self._servers.get((python, module))
+            server = self._servers.get((python, first))
             if server is None:
-                server = self._servers[(python, module)] = ForkServer(python, module, env)
-        return server.spawn(args, env=env, cwd=cwd, shown=argv)
+                server = self._servers[(python, first)] = ForkServer(python, first, env, also)
+        return server.spawn(args, env=env, cwd=cwd, shown=argv, module=module)
 
     def close(self) -> None:
         with self._lock:

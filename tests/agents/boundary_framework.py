@@ -1,6 +1,6 @@
 """A fake framework with a file-based checkpoint and known unsafe boundaries.
 
-    python boundary_framework.py VARIANT start|resume
+    python boundary_framework.py VARIANT start|resume   (or python -m boundary_framework, tests/agents on the path)
 
 The run: model-call 1 (asks for the refund), checkpoint-save 1 (saves "refund asked"), the
 refund (``record_effect("refund")``, no key), checkpoint-save 2 (saves "refund done"),
@@ -22,39 +22,45 @@ from pathlib import Path
 
 from plugpull import boundary, record_effect, record_result
 
-variant, phase = sys.argv[1], sys.argv[2]
-checkpoint = Path(os.environ["PLUGPULL_WORKDIR"]) / "checkpoint.json"
 
-
-def save(state):
+def save(checkpoint, state):
     with boundary("checkpoint-save"):
         tmp = checkpoint.with_suffix(".tmp")
         tmp.write_text(json.dumps(state))
         os.replace(tmp, checkpoint)
 
 
-def model(turn):
+def model(variant, turn):
     with boundary("model-call"):
         if variant == "slow":
             time.sleep(0.2)
         return "call refund" if turn == 1 else "refunded"
 
 
-answer = None
-state = json.loads(checkpoint.read_text()) if phase == "resume" and checkpoint.exists() else {"step": "new"}
-if state["step"] == "new":
-    model(1)
-    state = {"step": "asked"}
-    save(state)
-if state["step"] == "asked":
-    record_effect("refund")
-    if variant == "slow":
-        time.sleep(0.3)
-    state = {"step": "refunded"}
-    save(state)
-if state["step"] == "refunded":
-    answer = model(2)
-    state = {"step": "answered"} if variant == "lose-answer" else {"step": "answered", "answer": answer}
-    save(state)
-record_result({"refund": "done", "answer": answer if answer is not None else state.get("answer")})
-print("run finished")
+def main():
+    variant, phase = sys.argv[1], sys.argv[2]
+    checkpoint = Path(os.environ["PLUGPULL_WORKDIR"]) / "checkpoint.json"
+    answer = None
+    state = json.loads(checkpoint.read_text()) if phase == "resume" and checkpoint.exists() else {"step": "new"}
+    if state["step"] == "new":
+        model(variant, 1)
+        state = {"step": "asked"}
+        save(checkpoint, state)
+    if state["step"] == "asked":
+        record_effect("refund")
+        if variant == "slow":
+            time.sleep(0.3)
+        state = {"step": "refunded"}
+        save(checkpoint, state)
+    if state["step"] == "refunded":
+        answer = model(variant, 2)
+        state = {"step": "answered"} if variant == "lose-answer" else {"step": "answered", "answer": answer}
+        save(checkpoint, state)
+    record_result({"refund": "done", "answer": answer if answer is not None else state.get("answer")})
+    print("run finished")
+
+
+# A main guard: tests/scenarios/test_every_boundary.py runs this as ``python -m boundary_framework`` from a fork
+# server, which imports the module once before it forks each phase.
+if __name__ == "__main__":
+    main()

@@ -1,27 +1,54 @@
 """every-boundary with real processes: a fake framework whose unsafe boundaries are known, killed at each."""
 
 import functools
+import os
 import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from plugpull import suite
+from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.targets import agent
 
 AGENTS = Path(__file__).parent.parent / "agents"
 FAST = Settings(timeout=30)
+#: The module's fork server: the fake framework's phases (about a hundred) fork from one process that imported it
+#: and plugpull once instead of each starting an interpreter; each is still its own group, SIGKILLed for real.
+FORKS = ForkServers()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def forked_agents():
+    """tests/agents on the targets' PYTHONPATH (``python -m boundary_framework``); the fork server stops at the end."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(AGENTS), before]))
+    try:
+        yield
+    finally:
+        FORKS.close()
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def run_scenario(target, points=None, *, settings, jobs=1) -> list:
+    """suite.run_scenario with the module's fork server and, as before, a runtime of its own (its own clean run)."""
+    return suite.run_scenario(target, points, settings=settings, runtime=Runtime(forks=FORKS), jobs=jobs)
 
 
 def boundary_framework(variant: str):
-    return agent(f"{sys.executable} {AGENTS / 'boundary_framework.py'} {variant}", "every-boundary")
+    return agent(f"{sys.executable} -m boundary_framework {variant}", "every-boundary")
 
 
 @functools.cache
 def plain_map() -> list:
     """The whole boundary map of the plain fake framework, run once for the two tests that read it."""
-    return suite.run_scenario(boundary_framework("plain"), settings=Settings(timeout=30), jobs=2)
+    return run_scenario(boundary_framework("plain"), settings=Settings(timeout=30), jobs=2)
 
 
 def failed(results) -> set[str]:
@@ -54,7 +81,7 @@ def test_the_clean_run_lists_every_boundary_in_order_and_each_line_names_its_pla
 def test_the_map_finds_exactly_the_unsafe_boundaries_of_the_fake_framework():
     plain = plain_map()
     assert failed(plain) == {"after effect refund 1", "before checkpoint-save 2"}
-    lose = suite.run_scenario(boundary_framework("lose-answer"), settings=Settings(timeout=30), jobs=2)
+    lose = run_scenario(boundary_framework("lose-answer"), settings=Settings(timeout=30), jobs=2)
     assert failed(lose) == {"after effect refund 1", "before checkpoint-save 2", "after checkpoint-save 3"}
     by_point = {r.point: r for r in lose}
     assert "2 refund" in by_point["after effect refund 1"].message
@@ -65,13 +92,13 @@ def test_the_map_finds_exactly_the_unsafe_boundaries_of_the_fake_framework():
 
 def test_boundary_picks_lines_by_place_label_or_name():
     settings = Settings(timeout=30, boundaries=("3", "model-call"))
-    results = suite.run_scenario(boundary_framework("plain"), ["after"], settings=settings)
+    results = run_scenario(boundary_framework("plain"), ["after"], settings=settings)
     assert [r.point for r in results] == ["after model-call 1", "after effect refund 1", "after model-call 2"]
 
 
 def test_a_boundary_that_matches_nothing_is_one_error_naming_the_clean_runs_boundaries():
     settings = Settings(timeout=30, boundaries=("tool-call",))
-    [result] = suite.run_scenario(boundary_framework("plain"), ["after"], settings=settings)
+    [result] = run_scenario(boundary_framework("plain"), ["after"], settings=settings)
     assert result.verdict is Verdict.ERROR
     assert "--boundary tool-call matched no boundary of the clean run: model-call 1, checkpoint-save 1" in (
         result.message
@@ -80,7 +107,7 @@ def test_a_boundary_that_matches_nothing_is_one_error_naming_the_clean_runs_boun
 
 def test_a_double_crash_kills_resume_at_the_same_boundary_then_resumes_again():
     settings = Settings(timeout=30, boundaries=("effect refund 1", "model-call 1"))
-    results = suite.run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
+    results = run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
     by_point = {r.point: r for r in results}
     twice = by_point["after-twice effect refund 1"]
     assert twice.verdict is Verdict.FAIL
@@ -95,11 +122,11 @@ def test_a_double_crash_kills_resume_at_the_same_boundary_then_resumes_again():
 
 def test_a_double_crash_whose_resume_passes_no_such_boundary_says_no_second_kill():
     settings = Settings(timeout=30, boundaries=("model-call 2",))
-    [result] = suite.run_scenario(boundary_framework("lose-answer"), ["before-twice"], settings=settings)
+    [result] = run_scenario(boundary_framework("lose-answer"), ["before-twice"], settings=settings)
     # Resume from "refunded" makes one model call, its first: killed before it, then resumed again.
     assert result.evidence["second_reached"] is True
     settings = Settings(timeout=30, boundaries=("checkpoint-save 3",))
-    [after] = suite.run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
+    [after] = run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
     assert after.verdict is Verdict.PASS
     assert after.message.endswith("(resume passed no checkpoint-save boundary: no second kill)")
     assert after.evidence["second_reached"] is False
@@ -107,7 +134,7 @@ def test_a_double_crash_whose_resume_passes_no_such_boundary_says_no_second_kill
 
 def test_random_kills_say_where_each_landed_and_are_judged_like_aimed_ones():
     settings = Settings(timeout=30, random_kills=4)
-    results = suite.run_scenario(boundary_framework("plain"), ["random"], settings=settings, jobs=2)
+    results = run_scenario(boundary_framework("plain"), ["random"], settings=settings, jobs=2)
     assert [r.point for r in results] == ["random 1", "random 2", "random 3", "random 4"]
     for r in results:
         assert r.verdict is not Verdict.ERROR, r.message
@@ -123,7 +150,7 @@ def test_random_kills_say_where_each_landed_and_are_judged_like_aimed_ones():
 def random_kills(seed: int) -> list:
     """Three random kills of the slow agent from ``seed``, each run with its own clean run."""
     settings = Settings(timeout=30, random_kills=3, seed=seed)
-    return suite.run_scenario(boundary_framework("slow"), ["random"], settings=settings)
+    return run_scenario(boundary_framework("slow"), ["random"], settings=settings)
 
 
 @functools.cache
@@ -156,12 +183,12 @@ def test_random_kills_with_one_seed_are_the_same_kills_twice():
 def test_a_random_kill_fail_names_the_aimed_kill_that_reproduces_it_alone():
     results = seeded_155()
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.FAIL, Verdict.PASS]
-    command = f"{sys.executable} {AGENTS / 'boundary_framework.py'} slow"
+    command = f"{sys.executable} -m boundary_framework slow"
     aimed = results[1].evidence["aimed"]
     assert aimed == (
         f"plugpull --agent '{command}' --scenario every-boundary --boundary 'effect refund 1' --point after"
     )
     # Run alone, the aimed kill fails the same way.
     settings = Settings(timeout=30, boundaries=("effect refund 1",))
-    [alone] = suite.run_scenario(boundary_framework("slow"), ["after"], settings=settings)
+    [alone] = run_scenario(boundary_framework("slow"), ["after"], settings=settings)
     assert alone.verdict is Verdict.FAIL and alone.message.startswith("effect duplicated: the provider saw 2 refund")

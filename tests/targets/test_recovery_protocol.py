@@ -9,7 +9,8 @@ import pytest
 
 from plugpull import checks, targets
 from plugpull.evidence import KillEvidence, Outcome
-from plugpull.scenarios import Settings
+from plugpull.forkserver import ForkServers
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import clean_run
 
 VARIANTS = {
@@ -19,6 +20,19 @@ VARIANTS = {
     for variant in built_in.variants
     if variant.scenario == "kill-mid-tool"
 }
+
+#: Each framework's target modules, forked from one server: three LangGraph targets share one import of LangGraph.
+FAMILIES: dict[str, set[str]] = {}
+for target in VARIANTS.values():
+    _python, module, _args = ForkServers.module_of(target.argv)  # a built-in is ``python -m MODULE``
+    FAMILIES.setdefault(targets.BUILT_INS[target.name].module, set()).add(module)
+
+
+@pytest.fixture(scope="module")
+def forked():
+    """The module's runtime, one fork server a framework (not a target module); its clean runs are shared."""
+    with Runtime(forks=ForkServers(together=[sorted(group) for group in FAMILIES.values()])) as runtime:
+        yield runtime
 
 
 @pytest.mark.parametrize("variant", VARIANTS.values(), ids=[v.label() for v in VARIANTS.values()])

@@ -41,7 +41,7 @@ import os
 import sys
 from pathlib import Path
 
-from plugpull.client import WORKDIR_ENV, announce, boundary, gate, record_effect, record_result
+from plugpull.client import WORKDIR_ENV, announce, boundary, gate, import_present, record_effect, record_result
 
 REFUSED, STUCK = 3, 4
 ORDER = "A-1001"
@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
-    """Import FastAIAgent in plugpull's fork server, once, instead of in every forked phase (0.8 s of CPU here).
+    """Import FastAIAgent (and for ``--store postgresql`` its PostgreSQL driver) in plugpull's fork server, once,
+    instead of in every forked phase (0.8 s of CPU here).
 
     ``main`` imports it only after pointing FASTAIAGENT_LOCAL_DB at the phase's workdir and moving there. The
     import itself reads neither (``get_config()`` is an ``lru_cache`` filled on first use, in the phase), writes
@@ -179,6 +180,11 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     from fastaiagent._internal.config import reset_config
 
     reset_config()
+    if argv[:2] == ["--store", "postgresql"]:
+        # PostgresCheckpointer imports its driver and pool only when built (fastaiagent/checkpointers/postgres.py):
+        # 0.11 s of a forked phase's CPU here, and main imports plugpull.postgres (its database) for this store only.
+        # An import opens no connection; a missing driver is the phase's own error to report.
+        import_present("plugpull.postgres", "psycopg", "psycopg.types.json", "psycopg_pool")
     return None
 
 

@@ -39,6 +39,7 @@ from plugpull.targets.openai_agents_support import (
     load_state,
     outcome,
     phase_and_option,
+    plugpull_prefork,  # noqa: F401 (--fork-server's hook)
     save_state,
     workdir,
 )

@@ -51,6 +51,7 @@ from plugpull.targets.openai_agents_support import (
     finish,
     load_state,
     phase_and_option,
+    plugpull_prefork,  # noqa: F401 (--fork-server's hook)
     save_state,
     workdir,
 )

@@ -50,6 +50,7 @@ from plugpull.targets.openai_agents_support import (
     finished_already,
     load_state,
     phase_and_option,
+    plugpull_prefork,  # noqa: F401 (--fork-server's hook)
     reply_message,
     save_state,
     workdir,

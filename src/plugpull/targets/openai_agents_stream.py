@@ -58,6 +58,7 @@ from plugpull.client import (  # plugpull
     record_result,
     wait_for_cancel,
 )
+from plugpull.targets.openai_agents_support import plugpull_prefork  # noqa: F401 (--fork-server's hook)
 
 SESSION_ID = "refund-A-1001"
 FIRST = "Please refund order A-1001."

@@ -160,3 +160,23 @@ def phase_and_option(
         print(f"usage: {prog} {given}{{{','.join(phases)}}}", file=sys.stderr)
         raise SystemExit(2)
     return argv[0], value
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server builds once
+    """Build the SDK's default trace provider in plugpull's fork server, once, instead of in every forked phase.
+
+    Each app's ``main`` calls ``set_tracing_disabled(True)``, and that is the SDK's first call of
+    ``get_trace_provider()``: the provider is built lazily, with a ``BackendSpanExporter`` whose ``httpx2.Client``
+    imports its HTTP stack (httpcore2, h11, h2, truststore) and builds an SSL context (agents/tracing/setup.py and
+    processors.py, openai-agents 0.22): 0.05-0.1 s of a forked phase's 0.12-0.19 s of CPU here. Built before the fork,
+    every phase inherits it; the phase still disables tracing itself, as a cold one does. It opens no socket (the
+    client connects on its first export, and a disabled provider exports nothing) and starts no thread (the batch
+    processor starts its worker on the first span). A release without the lazy provider built it on import already.
+    Returns None: the forked phase runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    """
+    try:
+        from agents.tracing import get_trace_provider
+    except ImportError:
+        return None
+    get_trace_provider()
+    return None
