@@ -132,11 +132,13 @@ def serve_phase(workdir: Path) -> int:
     if binary is None:
         log(f"no restate-server: {rs.INSTALL_HINT}")
         return 4
-    ports = rs.new_ports()
-    server = rs.start_server(binary, workdir / "restate-data", ports, workdir / "server.log")
     signal.signal(signal.SIGTERM, lambda *_: None)  # wake from sigwait below; the server gets it too (same group)
     try:
-        rs.wait_healthy(server, ports)
+        server, ports = rs.start_on_free_ports(binary, workdir / "restate-data", workdir / "server.log")
+    except RuntimeError as exc:
+        log(f"serve: {exc}")
+        return 1
+    try:
         rs.save_json(workdir / "server.json", {"ports": ports, "server": "sidecar"})
         print("ready", flush=True)
         signal.sigwait({signal.SIGTERM, signal.SIGINT})
@@ -168,19 +170,22 @@ def main(argv: list[str] | None = None) -> int:
             log("no server.json: the serve phase did not start a server (is this run plugpull's, with Target.sidecar?)")
             return 4
         ports = rs.load_json(state)["ports"]
-    elif args.phase == "start":
-        ports = rs.new_ports()
-        rs.save_json(state, {"ports": ports, "server": "in-run"})
-    else:
-        ports = rs.load_json(state)["ports"]
     server = None
-    if args.server == "in-run":
-        # start: a new server; resume: the same data directory and ports, so the server recovers its log.
+    if args.server == "in-run" and args.phase == "start":  # a new server, on ports free when it binds them
+        try:
+            server, ports = rs.start_on_free_ports(binary, workdir / "restate-data", workdir / "server.log")
+        except RuntimeError as exc:
+            log(f"start: {exc}")
+            return 1
+        rs.save_json(state, {"ports": ports, "server": "in-run"})
+    elif args.server == "in-run":
+        # resume: the same data directory and ports, so the server recovers its log.
+        ports = rs.load_json(state)["ports"]
         server = rs.start_server(binary, workdir / "restate-data", ports, workdir / "server.log")
     service = Service(ports["service"])
     try:
         if server is not None:
-            rs.wait_healthy(server, ports)
+            rs.wait_healthy(server, ports, log=workdir / "server.log")
         service.start()
         invocation = workdir / "invocation.json"
         if args.phase == "start":

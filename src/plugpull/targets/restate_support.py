@@ -145,14 +145,44 @@ def start_server(binary: str, base: Path, ports: dict[str, int], log: Path) -> s
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
 
 
-def wait_healthy(server: subprocess.Popen, ports: dict[str, int], timeout: float = BOOT_WAIT) -> None:
+#: What restate-server logs when a port it was given is taken (its error RT0004: "failed binding to address").
+ADDRESS_IN_USE = "Address in use"
+
+
+def start_on_free_ports(binary: str, base: Path, log: Path, attempts: int = 3) -> tuple[subprocess.Popen, dict]:
+    """A new server on new ports, answering its health checks; ``(server, ports)``.
+
+    free_port's ports are free when drawn, not when the server binds them: another process (another run's server,
+    on a busy machine or a test suite's parallel workers) can take one in between, and the server exits with
+    RT0004 "Address in use". Then its data folder, which holds nothing yet, is removed and new ports are drawn,
+    up to ``attempts`` times; any other failure is raised at once (RuntimeError).
+    """
+    for attempt in range(1, attempts + 1):
+        ports = new_ports()
+        server = start_server(binary, base, ports, log)
+        try:
+            wait_healthy(server, ports, log=log)
+            return server, ports
+        except RuntimeError:
+            stop_server(server)
+            if attempt == attempts or server.returncode is None or not any(ADDRESS_IN_USE in t for t in tail(log, 5)):
+                raise
+            shutil.rmtree(base, ignore_errors=True)
+    raise AssertionError("unreachable")
+
+
+def wait_healthy(
+    server: subprocess.Popen, ports: dict[str, int], timeout: float = BOOT_WAIT, log: Path | None = None
+) -> None:
     """Until both the admin API and the ingress answer; RuntimeError if the server exits or the time is up."""
     deadline = time.monotonic() + timeout
     urls = (f"http://127.0.0.1:{ports['admin']}/health", f"http://127.0.0.1:{ports['ingress']}/restate/health")
     pending = list(urls)
     while pending:
         if server.poll() is not None:
-            raise RuntimeError(f"restate-server exited with code {server.returncode} while starting")
+            last = tail(log, 1) if log is not None else []
+            said = f": {last[0].strip()}" if last else ""
+            raise RuntimeError(f"restate-server exited with code {server.returncode} while starting{said}")
         if time.monotonic() > deadline:
             raise RuntimeError(f"restate-server did not answer {pending[0]} within {timeout:g}s")
         try:
