@@ -97,8 +97,10 @@ def one_line(target: Target, forks: ForkServers | None = None) -> None:
 
 
 #: The every-boundary maps issue 26 measures: name -> the plugpull arguments that select it.
+#: The LangGraph map's target arguments, without the phase: its map runs them, and so does its floor (floor_run).
+LANGGRAPH_ARGV = ["no-key", "--durability", "sync"]
 MAPS = {
-    "langgraph": ["--agent", "{python} -m plugpull.targets.langgraph_refund no-key --durability sync"],
+    "langgraph": ["--agent", "{python} -m plugpull.targets.langgraph_refund " + " ".join(LANGGRAPH_ARGV)],
     "openai-agents-approval": ["--target", "openai-agents-approval"],
     "agent-framework": ["--target", "agent-framework"],
 }
@@ -177,8 +179,6 @@ def measure(name: str, argv: list[str], env: dict[str, str]) -> Measured:
 FLOOR = "floor"
 #: ``--floor one-phase``'s: the same map with one forked phase a cycle (``floor_run(one_phase=True)``).
 ONE_PHASE_FLOOR = "floor, one phase"
-#: The LangGraph map's target arguments (MAPS["langgraph"]), without the phase.
-FLOOR_ARGV = ["no-key", "--durability", "sync"]
 
 
 class FloorMarks:
@@ -346,7 +346,7 @@ def floor_run(repeat: int, one_phase: bool = False) -> int:
         marks.record_effect,
         marks.record_result,
     )
-    runs = {phase: target.plugpull_prefork([*FLOOR_ARGV, phase]) for phase in ("start", "resume")}
+    runs = {phase: target.plugpull_prefork([*LANGGRAPH_ARGV, phase]) for phase in ("start", "resume")}
     gc.freeze()
     huge_pages()
     results = []
