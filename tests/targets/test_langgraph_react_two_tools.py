@@ -34,11 +34,16 @@ def test_hold_charge_card_lands_the_kill_in_charge_card_whichever_tool_calls_fir
     # resume re-runs charge_card with the same tool call id and the key keeps it at one charge.
     assert result.evidence["counts"]["charge_card"] == 1
     assert len({c["key"] for c in result.evidence["calls"] if c["name"] == "charge_card"}) == 1
-    # A FAIL can only be the unkeyed email: answered before the kill, sent again by resume.
+    # A FAIL can only be the unkeyed email: recorded before the kill, sent again by resume. Whether start
+    # also got its answer is a race with the kill in the other tool's thread (a loaded run recorded it
+    # and was killed before the answer); only an answered one is named "done before the kill"
+    # (checks.kill_mid_tool.redone).
     if result.verdict is Verdict.FAIL:
         assert result.evidence["counts"]["send_email"] == 2
-        assert result.message.endswith("send_email was done before the kill and again by resume")
-        assert any(c["name"] == "send_email" and c["answered"] for c in start)
+        emailed = [c for c in start if c["name"] == "send_email" and c["recorded"]]
+        assert emailed, result.evidence["calls"]
+        said = "send_email was done before the kill and again by resume" in result.message
+        assert said == any(c["answered"] for c in emailed), result.message
     assert result.framework == "langgraph" and result.version
 
 
