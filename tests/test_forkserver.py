@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from installed import requires
-from plugpull import reaper
+from plugpull import forkserver, reaper
 from plugpull.forkserver import ForkServers, huge_pages
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
@@ -91,6 +91,15 @@ def test_what_the_server_collapses_into_huge_pages_is_backed_by_huge_pages():
         pytest.skip("the kernel collapsed nothing here (no MADV_COLLAPSE, THP off, or no free huge page)")
     assert anon_huge_kib() - before >= 2048  # at least one 2 MiB page more than before
     assert ballast
+
+
+def test_a_server_collapses_its_memory_once_at_the_fork_that_pays_for_it_and_not_before(monkeypatch):
+    collapses = []
+    monkeypatch.setattr(forkserver, "huge_pages", lambda: collapses.append(forkserver._forked) or 1)
+    monkeypatch.setattr(forkserver, "_forked", 0)
+    did = [forkserver.collapse_when_paid() for _ in range(forkserver.COLLAPSE_AFTER * 2)]
+    assert collapses == [forkserver.COLLAPSE_AFTER]
+    assert did.index(True) == forkserver.COLLAPSE_AFTER - 1 and did.count(True) == 1
 
 
 PREFORKED = """

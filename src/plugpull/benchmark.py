@@ -249,6 +249,9 @@ def floor_phase(
     """Fork one phase of the target in ``path``, aimed at ``aim`` (None: run to the end); its wait status.
 
     ``spent`` gets the phase's own CPU (user + sys, wait4), which is not the fork's cost in the parent."""
+    from plugpull.forkserver import collapse_when_paid
+
+    collapse_when_paid()  # as the fork server does before each fork
     pid = os.fork()
     if pid == 0:
         code = 1
@@ -324,9 +327,9 @@ def floor_run(repeat: int, one_phase: bool = False) -> int:
     """The LangGraph map's cycles with no plugpull: the floor a cycle's CPU cannot go below with two forks.
 
     One process imports the map's target (``plugpull.targets.langgraph_refund``) and builds its tool and graph
-    once with its own ``plugpull_prefork`` hook (what the fork server does), freezes the collector and collapses
-    its memory into huge pages (what the server does), then forks a clean ``start`` that lists the run's
-    boundaries. For every boundary and side, ``repeat`` times: a fresh workdir, a forked ``start`` that runs until
+    once with its own ``plugpull_prefork`` hook (what the fork server does), freezes the collector (and, from the
+    ``COLLAPSE_AFTER``-th fork on, collapses its memory into huge pages, as the server does), then forks a clean
+    ``start`` that lists the run's boundaries. For every boundary and side, ``repeat`` times: a fresh workdir, a forked ``start`` that runs until
     that side of that boundary and SIGKILLs itself (its plugpull calls are ``FloorMarks``'s: no channel, no
     socket), then a forked ``resume`` (``invoke(None, ...)`` from the same SQLite checkpointer) to the end; the
     line is judged from the effects file and the result (one refund and the clean run's answer: PASS; two
@@ -338,7 +341,6 @@ def floor_run(repeat: int, one_phase: bool = False) -> int:
     per line on its copy, judged the same way. Not a crash test (nothing is killed); a design's cost.
     """
     import plugpull.targets.langgraph_refund as target
-    from plugpull.forkserver import huge_pages
 
     marks = FloorMarks()
     target.boundary, target.record_effect, target.record_result = (
@@ -348,7 +350,6 @@ def floor_run(repeat: int, one_phase: bool = False) -> int:
     )
     runs = {phase: target.plugpull_prefork([*LANGGRAPH_ARGV, phase]) for phase in ("start", "resume")}
     gc.freeze()
-    huge_pages()
     results = []
     spent: dict[str, list[float]] = {"start": [], "resume": []}
     with tempfile.TemporaryDirectory(prefix="plugpull-floor-") as top:

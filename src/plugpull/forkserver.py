@@ -104,6 +104,25 @@ def huge_pages() -> int:
     return collapsed
 
 
+#: Forks after which a server collapses its memory into huge pages. A collapse costs ~0.3 CPU-s (the 36-62 MB
+#: of a framework's import, nearly all of it system time) and saves ~2 ms a forked phase (docs/DECISIONS.md,
+#: "Throughput (issue 26)"), so it pays for itself after ~150 phases, and most servers fork far fewer (a test module's:
+#: ~10). Collapsing once that many have been forked is the ski-rental rule: whatever the number of phases
+#: still to come, it never costs more than twice what the best choice, made knowing it, would.
+COLLAPSE_AFTER = 150
+_forked = 0
+
+
+def collapse_when_paid() -> bool:
+    """Count one fork about to happen; collapse the memory into huge pages at the ``COLLAPSE_AFTER``-th. Whether it did."""
+    global _forked
+    _forked += 1
+    if _forked != COLLAPSE_AFTER:
+        return False
+    huge_pages()
+    return True
+
+
 def serve(path: str, preload: list[str]) -> None:
     """The server's main loop: single-threaded, so forking is safe."""
     for module in preload:
@@ -115,7 +134,6 @@ def serve(path: str, preload: list[str]) -> None:
     # child would otherwise write to every object's header and copy nearly every page of the
     # import (https://docs.python.org/3/library/gc.html#gc.freeze, "copy-on-write").
     gc.freeze()
-    huge_pages()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
@@ -174,7 +192,8 @@ def prepare(module: str, argv: list[str]) -> object:
             except BaseException:  # the child runs the module as __main__ and reports its own error
                 traceback.print_exc()
             gc.freeze()  # what it built joins the import, out of the collector's sight
-            huge_pages()
+            if _forked >= COLLAPSE_AFTER:  # collapsed already: what the hook built joins it
+                huge_pages()
         _prepared[key] = run if callable(run) else None
     return _prepared[key]
 
@@ -194,6 +213,7 @@ def fork_child(conn: socket.socket) -> int | None:
         msg += more
     request = json.loads(msg)
     request["prepared"] = prepare(request["module"], request["argv"])
+    collapse_when_paid()  # before the fork: the pages collapsed are not yet shared with this child
     # The pid is reported only once the child leads its own group: a kill sent between fork()
     # and setsid() would find no group with that id and miss the child.
     led_r, led_w = os.pipe()
