@@ -22,6 +22,7 @@ FORKABLE = (
     "boundary_framework",
     "versioned_framework",
     "two_tools",
+    "journal_agent",
 )
 
 
