@@ -1,6 +1,5 @@
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -9,7 +8,6 @@ from typing import NamedTuple
 import pytest
 
 from forked_agents import AgentForks, KeptForks, forked_agent
-from plugpull.targets import Target
 
 # pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
 pytest_plugins = ["pytester"]
@@ -46,10 +44,6 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.notebook)
         if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
-
-
-def agent_target(script: str, *args: str) -> Target:
-    return Target(name="agent", argv=(sys.executable, str(AGENTS / script), *args))
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +88,8 @@ def approval_framework(agent_forks):
 
 
 @pytest.fixture
-def session_app():
-    return lambda how: replace(agent_target("session_app.py", how), scenario="lost-session-write")
+def session_app(agent_forks):
+    return lambda how: replace(forked_agent("session_app", how), scenario="lost-session-write")
 
 
 @pytest.fixture

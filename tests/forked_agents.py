@@ -23,6 +23,8 @@ FORKABLE = (
     "versioned_framework",
     "two_tools",
     "journal_agent",
+    "stream_agent",
+    "session_app",
 )
 
 
