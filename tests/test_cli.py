@@ -2,7 +2,9 @@
 
 Bad input never starts a target, so it is tested in this process through ``cli.main(argv)``
 (the ``plugpull_main`` fixture); one test runs the installed console script to hold the same contract
-end to end. Runs of agents, Ctrl-C and progress go through real subprocesses.
+end to end. Runs of agents are ``cli.main(argv)`` with --fork-server too (``plugpull``: what they check is what
+the command prints and returns), each phase a real process forked from the module's servers and SIGKILLed for
+real; Ctrl-C (a cold run found by its command line) and ``uv run`` go through real subprocesses.
 """
 
 import json
