@@ -1,6 +1,5 @@
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -8,7 +7,7 @@ from typing import NamedTuple
 
 import pytest
 
-from plugpull.targets import Target
+from forked_agents import AgentForks, KeptForks, forked_agent
 
 # pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
 pytest_plugins = ["pytester"]
@@ -47,8 +46,19 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
-def agent_target(script: str, *args: str) -> Target:
-    return Target(name="agent", argv=(sys.executable, str(AGENTS / script), *args))
+@pytest.fixture(scope="module")
+def agent_forks():
+    """The module's :class:`AgentForks`, with tests/agents on PYTHONPATH (``python -m SCRIPT`` cold too) meanwhile."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(AGENTS), os.environ.get("PYTHONPATH")])))
+    forks = None
+    try:
+        forks = AgentForks()
+        yield forks
+    finally:
+        if forks is not None:
+            forks.close()
+        patch.undo()
 
 
 @pytest.fixture
@@ -60,24 +70,26 @@ def short_tmp():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+# The fake frameworks as ``python -m SCRIPT`` (tests/agents on PYTHONPATH while the module runs, agent_forks): a
+# runtime with the module's AgentForks forks their phases; without, each starts cold as before.
 @pytest.fixture
-def fake_framework():
-    return lambda body: agent_target("fake_framework.py", body)
-
-
-@pytest.fixture
-def misbehaving():
-    return lambda how: agent_target("misbehaving.py", how)
+def fake_framework(agent_forks):
+    return lambda body: forked_agent("fake_framework", body)
 
 
 @pytest.fixture
-def approval_framework():
-    return lambda how: agent_target("approval_framework.py", how)
+def misbehaving(agent_forks):
+    return lambda how: forked_agent("misbehaving", how)
 
 
 @pytest.fixture
-def session_app():
-    return lambda how: replace(agent_target("session_app.py", how), scenario="lost-session-write")
+def approval_framework(agent_forks):
+    return lambda how: forked_agent("approval_framework", how)
+
+
+@pytest.fixture
+def session_app(agent_forks):
+    return lambda how: replace(forked_agent("session_app", how), scenario="lost-session-write")
 
 
 @pytest.fixture
@@ -130,3 +142,25 @@ def plugpull_main(capsys, monkeypatch, tmp_path):
         return Exited(code, out, err)
 
     return run
+
+
+@pytest.fixture(scope="module")
+def kept_forks(agent_forks):
+    kept = KeptForks(agent_forks)
+    yield kept
+    kept.others.close()
+
+
+@pytest.fixture
+def plugpull_forking(plugpull_main, kept_forks, monkeypatch):
+    """``plugpull ARGS --fork-server`` run in this process (:func:`plugpull_main`), forking from the module's servers.
+
+    For runs whose claim is what the command line prints and returns (lines, JSON, exit code), not how a phase
+    starts: each ``python -m SCRIPT`` phase forks (no interpreter start, no import of plugpull.client) and the CLI
+    itself is not started and imported again (~0.2 CPU-s a run). A phase is still its own process group, killed by
+    a real SIGKILL. Tests of the console script, of Ctrl-C and of a cold command line stay subprocesses.
+    """
+    from plugpull import forkserver
+
+    monkeypatch.setattr(forkserver, "ForkServers", lambda: kept_forks)
+    return lambda *argv: plugpull_main(*argv, "--fork-server")

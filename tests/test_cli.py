@@ -2,7 +2,9 @@
 
 Bad input never starts a target, so it is tested in this process through ``cli.main(argv)``
 (the ``plugpull_main`` fixture); one test runs the installed console script to hold the same contract
-end to end. Runs of agents, Ctrl-C and progress go through real subprocesses.
+end to end. Runs of agents are ``cli.main(argv)`` with --fork-server too (``plugpull``: what they check is what
+the command prints and returns), each phase a real process forked from the module's servers and SIGKILLed for
+real; Ctrl-C (a cold run found by its command line) and ``uv run`` go through real subprocesses.
 """
 
 import json
@@ -19,11 +21,10 @@ from installed import requires
 AGENTS = Path(__file__).parent / "agents"
 
 
-def plugpull(*args: str, tmp: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    return subprocess.run(
-        [sys.executable, "-m", "plugpull.cli", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+@pytest.fixture
+def plugpull(plugpull_forking):
+    """``plugpull ARGS`` for a real run, in this process with --fork-server (conftest's plugpull_forking)."""
+    return plugpull_forking
 
 
 def agent(*words: str) -> str:
@@ -69,7 +70,7 @@ def test_the_console_script_exits_2_with_one_line_and_no_traceback_on_bad_input(
     ],
 )
 def test_a_number_out_of_range_is_one_line_exit_2_before_anything_runs(tmp_path, plugpull_main, args, line):
-    run = plugpull_main("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), *args)
+    run = plugpull_main("--agent", agent("-m", "fake_framework", "no-key"), *args)
     assert (run.returncode, run.stdout, run.stderr.splitlines()) == (2, "", [line])
     assert list(tmp_path.iterdir()) == []
 
@@ -113,8 +114,8 @@ def test_an_unknown_option_value_is_one_line_exit_2(plugpull_main):
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
 
 
-def test_json_carries_the_schema_and_every_result(tmp_path):
-    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--json", tmp=tmp_path)
+def test_json_carries_the_schema_and_every_result(tmp_path, plugpull):
+    run = plugpull("--agent", agent("-m", "fake_framework", "no-key"), "--json")
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     assert doc["schema"] == 3
@@ -124,15 +125,15 @@ def test_json_carries_the_schema_and_every_result(tmp_path):
     assert doc["results"][1]["notes"] == [] and doc["results"][1]["message"].startswith("effect duplicated")
 
 
-def test_strict_exits_1_on_a_fail(tmp_path):
-    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--strict", tmp=tmp_path)
+def test_strict_exits_1_on_a_fail(tmp_path, plugpull):
+    run = plugpull("--agent", agent("-m", "fake_framework", "no-key"), "--strict")
     assert run.returncode == 1
     assert "FAIL   kill-mid-tool  after-effect" in run.stdout
     assert run.stdout.splitlines()[-1] == "1 FAIL, 1 PASS of 2 lines; exit code 1 (--strict)"
 
 
-def test_a_run_with_a_fail_ends_saying_its_exit_code_is_0_without_strict(tmp_path):
-    run = plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), tmp=tmp_path)
+def test_a_run_with_a_fail_ends_saying_its_exit_code_is_0_without_strict(tmp_path, plugpull):
+    run = plugpull("--agent", agent("-m", "fake_framework", "no-key"))
     assert run.returncode == 0
     assert run.stdout.splitlines()[-2:] == [
         "",
@@ -140,11 +141,11 @@ def test_a_run_with_a_fail_ends_saying_its_exit_code_is_0_without_strict(tmp_pat
     ]
 
 
-def test_a_duplicate_made_with_a_new_key_on_resume_shows_both_keys_under_its_fail(tmp_path):
+def test_a_duplicate_made_with_a_new_key_on_resume_shows_both_keys_under_its_fail(tmp_path, plugpull):
     import re
 
-    command = agent(str(AGENTS / "fake_framework.py"), "random-key")
-    run = plugpull("--agent", command, "--point", "after-effect", tmp=tmp_path)
+    command = agent("-m", "fake_framework", "random-key")
+    run = plugpull("--agent", command, "--point", "after-effect")
     lines = run.stdout.splitlines()
     assert lines[0].startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
     assert lines[1] == "    resume called charge once"
@@ -157,30 +158,21 @@ def test_a_duplicate_made_with_a_new_key_on_resume_shows_both_keys_under_its_fai
     assert said[1] != said[2]
 
 
-def test_an_error_exits_2_and_shows_the_targets_stderr(tmp_path):
-    run = plugpull(
-        "--agent", agent(str(AGENTS / "misbehaving.py"), "crashes"), "--point", "before-effect", tmp=tmp_path
-    )
+def test_an_error_exits_2_and_shows_the_targets_stderr(tmp_path, plugpull):
+    run = plugpull("--agent", agent("-m", "misbehaving", "crashes"), "--point", "before-effect")
     assert run.returncode == 2
     lines = run.stdout.splitlines()
     assert lines[0].startswith("ERROR  kill-mid-tool  before-effect")
     assert any(line.startswith("    | RuntimeError: the agent crashed") for line in lines[1:])
 
 
-def test_nothing_is_left_in_the_temp_dir_after_a_run(tmp_path):
-    plugpull("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), tmp=tmp_path)
+def test_nothing_is_left_in_the_temp_dir_after_a_run(tmp_path, plugpull):
+    plugpull("--agent", agent("-m", "fake_framework", "no-key"))
     assert list(tmp_path.iterdir()) == []
 
 
-def test_keep_workdir_keeps_it_and_says_where(tmp_path):
-    run = plugpull(
-        "--agent",
-        agent(str(AGENTS / "fake_framework.py"), "no-key"),
-        "--point",
-        "after-effect",
-        "--keep-workdir",
-        tmp=tmp_path,
-    )
+def test_keep_workdir_keeps_it_and_says_where(tmp_path, plugpull):
+    run = plugpull("--agent", agent("-m", "fake_framework", "no-key"), "--point", "after-effect", "--keep-workdir")
     kept = [line.split(": ", 1)[1] for line in run.stdout.splitlines() if "workdir kept" in line]
     assert len(kept) == 1 and (Path(kept[0]) / "state.json").exists()
 
@@ -230,10 +222,10 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path, pro
     assert list(tmp_path.iterdir()) == []
 
 
-def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(tmp_path):
+def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(tmp_path, plugpull):
     # Forked from a server that imported the Agents SDK once (what this test reads is the JSON, not a cold start):
     # 3 s of CPU instead of 10 for the probe, the kill run and the resume.
-    run = plugpull("--target", "openai-agents", "--point", "ack-lost", "--json", "--fork-server", tmp=tmp_path)
+    run = plugpull("--target", "openai-agents", "--point", "ack-lost", "--json", "--fork-server")
     doc = json.loads(run.stdout)
     (result,) = doc["results"]
     assert (result["scenario"], result["point"], result["evidence"]["write"]) == ("lost-session-write", "ack-lost", 4)
@@ -243,11 +235,9 @@ def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(
     )
 
 
-def test_an_agent_runs_the_scenario_named_by_scenario(tmp_path):
-    command = agent(str(AGENTS / "approval_framework.py"), "no-claim")
-    run = plugpull(
-        "--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume", "--json", tmp=tmp_path
-    )
+def test_an_agent_runs_the_scenario_named_by_scenario(tmp_path, plugpull):
+    command = agent("-m", "approval_framework", "no-claim")
+    run = plugpull("--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume", "--json")
     assert run.returncode == 0, run.stderr
     [result] = json.loads(run.stdout)["results"]
     assert (result["scenario"], result["point"], result["verdict"]) == (
@@ -289,7 +279,7 @@ def test_an_unwritable_workdir_is_one_line_exit_2(plugpull_main):
 
 
 def test_a_point_of_no_selected_scenario_is_one_line_exit_2_naming_each_scenarios_points(plugpull_main):
-    run = plugpull_main("--agent", agent(str(AGENTS / "fake_framework.py"), "no-key"), "--point", "approve-elsewhere")
+    run = plugpull_main("--agent", agent("-m", "fake_framework", "no-key"), "--point", "approve-elsewhere")
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.strip().splitlines() == [
         "plugpull: --point approve-elsewhere is not a point of the selected scenario: "
@@ -306,9 +296,9 @@ def test_a_point_of_another_targets_scenario_is_one_line_exit_2(plugpull_main):
     ]
 
 
-def test_hold_names_the_held_call_and_the_effect_done_before_the_kill_and_again(tmp_path):
-    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
-    run = plugpull("--agent", command, "--point", "after-effect", "--hold", "charge", tmp=tmp_path)
+def test_hold_names_the_held_call_and_the_effect_done_before_the_kill_and_again(tmp_path, plugpull):
+    command = agent("-m", "fake_framework", "email-then-charge")
+    run = plugpull("--agent", command, "--point", "after-effect", "--hold", "charge")
     assert run.returncode == 0, run.stderr
     line = run.stdout.splitlines()[0]
     assert line.startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
@@ -322,9 +312,9 @@ def test_hold_names_the_held_call_and_the_effect_done_before_the_kill_and_again(
     )
 
 
-def test_without_hold_the_first_call_is_held_and_named(tmp_path):
-    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
-    run = plugpull("--agent", command, "--point", "before-effect", tmp=tmp_path)
+def test_without_hold_the_first_call_is_held_and_named(tmp_path, plugpull):
+    command = agent("-m", "fake_framework", "email-then-charge")
+    run = plugpull("--agent", command, "--point", "before-effect")
     assert run.stdout.startswith("PASS   kill-mid-tool  before-effect send_email#1  ")
 
 
@@ -333,11 +323,11 @@ def verdicts(stdout: str) -> list[tuple[str, str]]:
     return [(line[:4], line.split("  ")[2].strip()) for line in stdout.splitlines() if line[:4] in ("PASS", "FAIL")]
 
 
-def test_without_hold_kill_mid_tool_kills_at_every_effect_call_in_order_and_says_its_coverage(tmp_path):
+def test_without_hold_kill_mid_tool_kills_at_every_effect_call_in_order_and_says_its_coverage(tmp_path, plugpull):
     # send_email has no key and the framework re-runs the whole tool: once the email is sent, a
     # kill anywhere after it sends it again.
-    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
-    run = plugpull("--agent", command, tmp=tmp_path)
+    command = agent("-m", "fake_framework", "email-then-charge")
+    run = plugpull("--agent", command)
     assert run.returncode == 0, run.stderr
     assert verdicts(run.stdout) == [
         ("PASS", "before-effect send_email#1"),
@@ -349,21 +339,21 @@ def test_without_hold_kill_mid_tool_kills_at_every_effect_call_in_order_and_says
     assert run.stdout.splitlines()[-3] == f"kill-mid-tool, {command}: killed at 2 of 2 effect calls, 4 lines"
 
 
-def test_first_effect_keeps_the_quick_run_and_the_coverage_names_the_calls_not_killed(tmp_path):
-    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
-    run = plugpull("--agent", command, "--first-effect", tmp=tmp_path)
+def test_first_effect_keeps_the_quick_run_and_the_coverage_names_the_calls_not_killed(tmp_path, plugpull):
+    command = agent("-m", "fake_framework", "email-then-charge")
+    run = plugpull("--agent", command, "--first-effect")
     assert verdicts(run.stdout) == [("PASS", "before-effect send_email#1"), ("FAIL", "after-effect send_email#1")]
     assert run.stdout.splitlines()[-3] == (  # then a blank line and the closing line
         f"kill-mid-tool, {command}: killed at 1 of 2 effect calls, 2 lines; not killed at charge#1"
     )
-    doc = json.loads(plugpull("--agent", command, "--first-effect", "--json", tmp=tmp_path).stdout)
+    doc = json.loads(plugpull("--agent", command, "--first-effect", "--json").stdout)
     assert [r["point"] for r in doc["results"]] == ["before-effect", "after-effect"]
     assert doc["results"][0]["evidence"]["effect_calls"] == ["send_email#1", "charge#1"]
 
 
-def test_repeat_counts_each_held_call_on_its_own_row(tmp_path):
-    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
-    run = plugpull("--agent", command, "--point", "after-effect", "--repeat", "2", tmp=tmp_path)
+def test_repeat_counts_each_held_call_on_its_own_row(tmp_path, plugpull):
+    command = agent("-m", "fake_framework", "email-then-charge")
+    run = plugpull("--agent", command, "--point", "after-effect", "--repeat", "2")
     rows = run.stdout.splitlines()[1:3]  # the tally's rows; the coverage and closing lines follow
     assert [row.split()[:4] + row.split()[5:7] for row in rows] == [
         ["2", "0", "2", "0", "after-effect", "send_email:1"],
@@ -371,24 +361,13 @@ def test_repeat_counts_each_held_call_on_its_own_row(tmp_path):
     ]
 
 
-def test_hold_given_twice_runs_both_calls_in_the_order_given(tmp_path):
-    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
-    run = plugpull(
-        "--agent", command, "--hold", "charge", "--hold", "send_email:1", "--point", "after-effect", tmp=tmp_path
-    )
+def test_hold_given_twice_runs_both_calls_in_the_order_given(tmp_path, plugpull):
+    command = agent("-m", "fake_framework", "email-then-charge")
+    run = plugpull("--agent", command, "--hold", "charge", "--hold", "send_email:1", "--point", "after-effect")
     assert verdicts(run.stdout) == [("FAIL", "after-effect charge#1"), ("FAIL", "after-effect send_email#1")]
     doc = json.loads(
         plugpull(
-            "--agent",
-            command,
-            "--hold",
-            "charge",
-            "--hold",
-            "send_email",
-            "--json",
-            "--point",
-            "after-effect",
-            tmp=tmp_path,
+            "--agent", command, "--hold", "charge", "--hold", "send_email", "--json", "--point", "after-effect"
         ).stdout
     )
     # The JSON point stays the scenario's; the held call of each line is its evidence's hold.
@@ -423,9 +402,9 @@ def test_a_contradictory_hold_is_one_line_exit_2(args, line, plugpull_main):
     assert run.stderr.strip().splitlines() == [line]
 
 
-def test_a_hold_no_call_reaches_is_an_error_that_names_it(tmp_path):
-    command = agent(str(AGENTS / "fake_framework.py"), "email-then-charge")
-    run = plugpull("--agent", command, "--point", "after-effect", "--hold", "charge:2", tmp=tmp_path)
+def test_a_hold_no_call_reaches_is_an_error_that_names_it(tmp_path, plugpull):
+    command = agent("-m", "fake_framework", "email-then-charge")
+    run = plugpull("--agent", command, "--point", "after-effect", "--hold", "charge:2")
     assert run.returncode == 2
     assert run.stdout.splitlines()[0].endswith(
         "start ended (exit code 0) but no call was held at after-effect (no call matched --hold charge:2)"
@@ -448,9 +427,9 @@ def test_hold_with_only_a_store_scenario_is_one_line_exit_2(plugpull_main):
     ]
 
 
-def test_a_fail_shows_resumes_stderr_and_that_resume_made_no_call(tmp_path):
-    command = agent(str(AGENTS / "protocol_mistakes.py"), "forgets-on-resume")
-    run = plugpull("--agent", command, "--point", "before-effect", tmp=tmp_path)
+def test_a_fail_shows_resumes_stderr_and_that_resume_made_no_call(tmp_path, plugpull):
+    command = agent("-m", "protocol_mistakes", "forgets-on-resume")
+    run = plugpull("--agent", command, "--point", "before-effect")
     assert run.returncode == 0
     assert run.stdout.splitlines()[0].endswith("effect lost: the provider saw 0 charge (expected 1)")
     assert run.stdout.splitlines()[1:] == [
@@ -461,17 +440,17 @@ def test_a_fail_shows_resumes_stderr_and_that_resume_made_no_call(tmp_path):
     ]
 
 
-def test_a_second_approval_kept_at_1_by_a_key_says_why_it_still_fails(tmp_path):
-    command = agent(str(AGENTS / "approval_framework.py"), "no-claim")
-    run = plugpull("--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume", tmp=tmp_path)
+def test_a_second_approval_kept_at_1_by_a_key_says_why_it_still_fails(tmp_path, plugpull):
+    command = agent("-m", "approval_framework", "no-claim")
+    run = plugpull("--agent", command, "--scenario", "resume-after-approval", "--point", "double-resume")
     lines = run.stdout.splitlines()
     assert lines[0].startswith("FAIL") and "the provider saw exactly 1 refund" in lines[0]
     assert lines[1] == "    the second approve called refund once (1 with a key already recorded, so not counted again)"
 
 
-def test_an_agent_without_the_resume_subcommand_is_an_error_asking_about_it(tmp_path):
-    command = agent(str(AGENTS / "protocol_mistakes.py"), "start-only")
-    run = plugpull("--agent", command, "--point", "after-effect", tmp=tmp_path)
+def test_an_agent_without_the_resume_subcommand_is_an_error_asking_about_it(tmp_path, plugpull):
+    command = agent("-m", "protocol_mistakes", "start-only")
+    run = plugpull("--agent", command, "--point", "after-effect")
     assert run.returncode == 2
     lines = run.stdout.splitlines()
     # Found before any kill: resume is run first on the finished clean run (issue 22), so nothing is held.
@@ -483,11 +462,11 @@ def test_an_agent_without_the_resume_subcommand_is_an_error_asking_about_it(tmp_
     assert any(line.startswith("    | usage: protocol_mistakes.py start-only") for line in lines)
 
 
-def test_state_kept_outside_the_workdir_is_an_error_with_the_hint(tmp_path):
+def test_state_kept_outside_the_workdir_is_an_error_with_the_hint(tmp_path, plugpull):
     state = tmp_path / "state"
     state.mkdir()
-    command = agent(str(AGENTS / "protocol_mistakes.py"), "state-outside", str(state))
-    run = plugpull("--agent", command, "--point", "after-effect", tmp=tmp_path)
+    command = agent("-m", "protocol_mistakes", "state-outside", str(state))
+    run = plugpull("--agent", command, "--point", "after-effect")
     assert run.returncode == 2
     assert run.stdout.splitlines()[0].endswith(
         "start exited 0 and the tool never called record_effect; the clean run did call it: is the agent's "
@@ -496,16 +475,10 @@ def test_state_kept_outside_the_workdir_is_an_error_with_the_hint(tmp_path):
     )
 
 
-def test_a_missing_workdir_is_created(tmp_path):
+def test_a_missing_workdir_is_created(tmp_path, plugpull):
     where = tmp_path / "runs"
     run = plugpull(
-        "--agent",
-        agent(str(AGENTS / "fake_framework.py"), "no-key"),
-        "--point",
-        "after-effect",
-        "--workdir",
-        str(where),
-        tmp=tmp_path,
+        "--agent", agent("-m", "fake_framework", "no-key"), "--point", "after-effect", "--workdir", str(where)
     )
     assert run.returncode == 0, run.stderr
     assert where.is_dir() and list(where.iterdir()) == []
@@ -521,8 +494,8 @@ def test_a_workdir_whose_parent_is_missing_is_one_line_exit_2(tmp_path, plugpull
     assert not where.parent.exists()
 
 
-def test_a_setup_error_that_stops_every_point_prints_once(tmp_path):
-    run = plugpull("--agent", agent(str(tmp_path / "missing.py")), tmp=tmp_path)
+def test_a_setup_error_that_stops_every_point_prints_once(tmp_path, plugpull):
+    run = plugpull("--agent", agent(str(tmp_path / "missing.py")))
     assert run.returncode == 2
     [line, blank, closing] = [line for line in run.stdout.splitlines() if not line.startswith("    ")]
     assert (blank, closing.split(";")[0]) == ("", "2 ERROR of 2 lines")
@@ -531,13 +504,13 @@ def test_a_setup_error_that_stops_every_point_prints_once(tmp_path):
 
 
 @requires("agents")
-def test_lost_session_write_runs_an_agent_as_docs_agent_protocol_describes(tmp_path):
+def test_lost_session_write_runs_an_agent_as_docs_agent_protocol_describes(tmp_path, plugpull):
     # docs/agent-protocol.md, "lost-session-write": call_store for every Session method and
     # announce(staged_input=TOKEN); the built-in app is such an agent, run here as --agent.
     command = shlex.join([sys.executable, "-m", "plugpull.targets.openai_agents_app"])
     # --fork-server: a `python -m` agent forks from a server that imported it once; the protocol is the same.
     argv = ["--agent", command, "--scenario", "lost-session-write", "--point", "ack-lost", "--fork-server"]
-    run = plugpull(*argv, tmp=tmp_path)
+    run = plugpull(*argv)
     assert run.returncode == 0, run.stderr
     line = run.stdout.splitlines()[0]
     assert line.startswith("FAIL   lost-session-write  ack-lost  ")
@@ -623,31 +596,31 @@ def test_every_boundary_bad_input_is_one_line_exit_2(tmp_path, args, line, plugp
     assert list(tmp_path.iterdir()) == []
 
 
-def test_every_boundary_prints_one_line_per_boundary_with_its_place_and_json_keeps_it(tmp_path):
-    command = agent(str(AGENTS / "boundary_framework.py"), "plain")
+def test_every_boundary_prints_one_line_per_boundary_with_its_place_and_json_keeps_it(tmp_path, plugpull):
+    command = agent("-m", "boundary_framework", "plain")
     args = ["--agent", command, "--scenario", "every-boundary", "--boundary", "effect refund 1"]
-    run = plugpull(*args, tmp=tmp_path)
+    run = plugpull(*args)
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stdout.splitlines() if line[:4] in ("PASS", "FAIL")]
     assert [line.split("  ")[2].strip() for line in lines] == [
         "boundary 3/6 before effect refund 1",
         "boundary 3/6 after effect refund 1",
     ]
-    doc = json.loads(plugpull(*args, "--json", "--point", "after", tmp=tmp_path).stdout)
+    doc = json.loads(plugpull(*args, "--json", "--point", "after").stdout)
     [result] = doc["results"]
     assert result["evidence"]["boundary"]["index"] == 3
     assert result["evidence"]["boundary"]["of"] == 6
     assert result["evidence"]["boundary"]["label"] == "effect refund 1"
 
 
-def test_random_kills_print_their_seed_and_a_random_fail_prints_its_aimed_command(tmp_path):
-    command = agent(str(AGENTS / "boundary_framework.py"), "slow")
-    drawn = plugpull("--agent", command, "--random-kills", "1", "--point", "random", tmp=tmp_path)
+def test_random_kills_print_their_seed_and_a_random_fail_prints_its_aimed_command(tmp_path, plugpull):
+    command = agent("-m", "boundary_framework", "slow")
+    drawn = plugpull("--agent", command, "--random-kills", "1", "--point", "random")
     seed = drawn.stderr.splitlines()[0].removeprefix("plugpull: random kills drawn with --seed ").split(" ")[0]
     assert drawn.stderr.splitlines()[0] == (
         f"plugpull: random kills drawn with --seed {seed} (give it again to replay the same kills)"
     )
-    run = plugpull("--agent", command, "--random-kills", "2", "--seed", "155", tmp=tmp_path)
+    run = plugpull("--agent", command, "--random-kills", "2", "--seed", "155")
     lines = run.stdout.splitlines()
     assert lines[0].startswith("PASS   every-boundary  random 1: between before model-call 1 and after model-call 1")
     assert lines[1].startswith("FAIL   every-boundary  random 2: between call of effect refund 1 and before")
@@ -668,7 +641,7 @@ UPGRADE_USAGE = (
     "args, tail",
     [
         ([], "; got 0"),
-        (["--agent", agent(str(AGENTS / "versioned_framework.py"), "1.0", "accept")], "; got 1"),
+        (["--agent", agent("-m", "versioned_framework", "1.0", "accept")], "; got 1"),
         (["--agent", "a", "--agent", "b", "--agent", "c"], "; got 3"),
         (
             ["--target", "agent-framework", "--agent", "a", "--agent", "b"],
@@ -685,19 +658,18 @@ def test_resume_after_upgrade_without_exactly_two_agent_commands_is_one_line_exi
     assert list(tmp_path.iterdir()) == []
 
 
-def test_resume_after_upgrade_starts_with_the_first_command_and_resumes_with_the_second(tmp_path):
-    framework = str(AGENTS / "versioned_framework.py")
+def test_resume_after_upgrade_starts_with_the_first_command_and_resumes_with_the_second(tmp_path, plugpull):
+    framework = "versioned_framework"
     run = plugpull(
         "--scenario",
         "resume-after-upgrade",
         "--agent",
-        agent(framework, "1.0", "accept"),
+        agent("-m", framework, "1.0", "accept"),
         "--agent",
-        agent(framework, "2.0", "refuse"),
+        agent("-m", framework, "2.0", "refuse"),
         "--point",
         "after-effect",
         "--json",
-        tmp=tmp_path,
     )
     assert run.returncode == 0, run.stderr
     (result,) = json.loads(run.stdout)["results"]
@@ -752,11 +724,11 @@ def test_a_bad_save_is_one_line_exit_2(args, says, tmp_path, plugpull_main):
     assert not list(tmp_path.iterdir())
 
 
-def test_save_aims_the_kill_at_a_background_save_of_the_agent(tmp_path):
-    saver = str(AGENTS / "background_saver.py")
+def test_save_aims_the_kill_at_a_background_save_of_the_agent(tmp_path, plugpull):
+    saver = "background_saver"
     args = ["--point", "after-effect", "--json"]
-    withheld = plugpull("--agent", agent(saver, "background"), "--save", "plan-save:1:withheld", *args, tmp=tmp_path)
-    landed = plugpull("--agent", agent(saver, "background"), "--save", "plan-save:1:landed", *args, tmp=tmp_path)
+    withheld = plugpull("--agent", agent("-m", saver, "background"), "--save", "plan-save:1:withheld", *args)
+    landed = plugpull("--agent", agent("-m", saver, "background"), "--save", "plan-save:1:landed", *args)
     assert [json.loads(r.stdout)["results"][0]["verdict"] for r in (withheld, landed)] == ["FAIL", "PASS"]
     assert json.loads(landed.stdout)["results"][0]["evidence"]["save_specs"] == ["plan-save:1:landed"]
 

@@ -45,6 +45,17 @@ def test_a_forked_child_killed_by_the_harness_is_reported_as_sigkill(forks, tmp_
     assert outcome.returncode == -signal.SIGKILL
 
 
+def test_a_forked_child_that_leaves_a_keyboard_interrupt_uncaught_dies_of_sigint_as_a_cold_one_does(forks, tmp_path):
+    # Python ends by SIGINT on an uncaught KeyboardInterrupt (3.8+), so a harness sees the signal, not exit code 1.
+    (tmp_path / "interrupted.py").write_text("if __name__ == '__main__':\n    raise KeyboardInterrupt\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    argv = [sys.executable, "-m", "interrupted"]
+    forked = forks.spawn(argv, env=env, cwd=None).wait(30)
+    cold = Runtime().spawn(argv, env=env, cwd=None).wait(30)
+    assert (forked.returncode, cold.returncode) == (-signal.SIGINT, -signal.SIGINT)
+    assert forked.stderr.rstrip().endswith("KeyboardInterrupt") and cold.stderr.rstrip().endswith("KeyboardInterrupt")
+
+
 def test_a_forked_child_has_sigchld_as_a_fresh_process_has_it_and_reaps_its_own_children(forks, tmp_path):
     # The server wakes on SIGCHLD through a wakeup pipe; a child must not inherit either (a signal
     # would write into whatever file reused the pipe's descriptor number).

@@ -2,9 +2,7 @@
 against tests/junit.xsd (the structure of Jenkins' junit-10.xsd, which GitHub and GitLab read too)."""
 
 import functools
-import os
 import shlex
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -235,22 +233,21 @@ def test_an_existing_file_is_replaced_whole(tmp_path):
 # Real runs of the command.
 
 
-def plugpull(*args: str, tmp: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    return subprocess.run(
-        [sys.executable, "-m", "plugpull.cli", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+@pytest.fixture
+def plugpull(plugpull_forking):
+    """``plugpull ARGS`` in this process, its agents' phases forked (conftest's plugpull_forking)."""
+    return plugpull_forking
 
 
 def fake_agent(body: str) -> str:
-    return shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), body])
+    return shlex.join([sys.executable, "-m", "fake_framework", body])
 
 
-def test_a_real_run_writes_a_valid_file_with_one_testcase_per_line(tmp_path):
+def test_a_real_run_writes_a_valid_file_with_one_testcase_per_line(tmp_path, plugpull):
     out = tmp_path / "out"
     out.mkdir()
     path = out / "plugpull.xml"
-    run = plugpull("--agent", fake_agent("no-key"), "--junit", str(path), tmp=tmp_path)
+    run = plugpull("--agent", fake_agent("no-key"), "--junit", str(path))
     assert run.returncode == 0, run.stderr
     schema().validate(str(path))
     root = ET.parse(path).getroot()
@@ -266,10 +263,10 @@ def test_a_real_run_writes_a_valid_file_with_one_testcase_per_line(tmp_path):
     assert run.stdout.splitlines()[1].startswith("FAIL   kill-mid-tool  after-effect charge#1  ")
 
 
-def test_a_real_fail_carries_resumes_stderr_in_system_err(tmp_path):
+def test_a_real_fail_carries_resumes_stderr_in_system_err(tmp_path, plugpull):
     path = tmp_path / "plugpull.xml"
-    command = shlex.join([sys.executable, str(AGENTS / "protocol_mistakes.py"), "forgets-on-resume"])
-    run = plugpull("--agent", command, "--point", "before-effect", "--junit", str(path), tmp=tmp_path)
+    command = shlex.join([sys.executable, "-m", "protocol_mistakes", "forgets-on-resume"])
+    run = plugpull("--agent", command, "--point", "before-effect", "--junit", str(path))
     assert run.returncode == 0, run.stderr
     schema().validate(str(path))
     (case,) = ET.parse(path).getroot().findall("testsuite/testcase")
@@ -280,10 +277,10 @@ def test_a_real_fail_carries_resumes_stderr_in_system_err(tmp_path):
     assert case.find("system-err").text.strip() == "resume: run already finished"
 
 
-def test_a_real_error_line_is_an_error_element_and_exit_2(tmp_path):
+def test_a_real_error_line_is_an_error_element_and_exit_2(tmp_path, plugpull):
     path = tmp_path / "plugpull.xml"
-    command = shlex.join([sys.executable, str(AGENTS / "misbehaving.py"), "crashes"])
-    run = plugpull("--agent", command, "--point", "before-effect", "--junit", str(path), tmp=tmp_path)
+    command = shlex.join([sys.executable, "-m", "misbehaving", "crashes"])
+    run = plugpull("--agent", command, "--point", "before-effect", "--junit", str(path))
     assert run.returncode == 2
     schema().validate(str(path))
     error = ET.parse(path).getroot().find("testsuite/testcase/error")

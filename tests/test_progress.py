@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from plugpull import progress
 from plugpull.results import Result, Verdict
 from plugpull.targets import Target
@@ -22,13 +24,14 @@ from plugpull.targets import Target
 AGENTS = Path(__file__).parent / "agents"
 ESCAPE = "\x1b"
 COMMAND = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "no-key"])
+#: The same agent as ``python -m`` for runs off a terminal, in this process (its phases fork: tests/forked_agents.py).
+FORKED = shlex.join([sys.executable, "-m", "fake_framework", "no-key"])
 
 
-def plugpull(*args: str, tmp: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    return subprocess.run(
-        [sys.executable, "-m", "plugpull.cli", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+@pytest.fixture
+def plugpull(plugpull_forking):
+    """``plugpull ARGS`` off a terminal: in this process, stderr not a terminal (conftest's plugpull_forking)."""
+    return plugpull_forking
 
 
 def on_a_terminal(*args: str, tmp: Path) -> tuple[str, str, int]:
@@ -63,8 +66,8 @@ def visible(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
 
 
-def test_off_a_terminal_each_finished_line_is_one_plain_line_on_stderr(tmp_path):
-    run = plugpull("--agent", COMMAND, tmp=tmp_path)
+def test_off_a_terminal_each_finished_line_is_one_plain_line_on_stderr(tmp_path, plugpull):
+    run = plugpull("--agent", FORKED)
     assert run.returncode == 0, run.stderr
     assert ESCAPE not in run.stdout and ESCAPE not in run.stderr
     lines = run.stderr.splitlines()
@@ -76,8 +79,8 @@ def test_off_a_terminal_each_finished_line_is_one_plain_line_on_stderr(tmp_path)
     assert run.stdout.startswith("PASS   kill-mid-tool  before-effect charge#1  ")
 
 
-def test_json_output_stays_pure_json_and_stderr_gets_nothing_extra(tmp_path):
-    run = plugpull("--agent", COMMAND, "--json", tmp=tmp_path)
+def test_json_output_stays_pure_json_and_stderr_gets_nothing_extra(tmp_path, plugpull):
+    run = plugpull("--agent", FORKED, "--json")
     assert run.returncode == 0, run.stderr
     assert [r["verdict"] for r in json.loads(run.stdout)["results"]] == ["PASS", "FAIL"]
     assert run.stderr == ""
@@ -136,10 +139,10 @@ def test_the_total_becomes_the_expanded_line_count_when_the_run_says_it():
     assert "[1/12 " in stream.getvalue()
 
 
-def test_every_boundary_progress_counts_the_boundaries_lines(tmp_path):
-    command = shlex.join([sys.executable, str(AGENTS / "boundary_framework.py"), "plain"])
+def test_every_boundary_progress_counts_the_boundaries_lines(tmp_path, plugpull):
+    command = shlex.join([sys.executable, "-m", "boundary_framework", "plain"])
     # Two points planned (before, after); two model calls make them four lines.
-    run = plugpull("--agent", command, "--scenario", "every-boundary", "--boundary", "model-call", tmp=tmp_path)
+    run = plugpull("--agent", command, "--scenario", "every-boundary", "--boundary", "model-call")
     assert run.returncode == 0, run.stderr
     assert [line.split("]")[0].split()[1] for line in run.stderr.splitlines()] == ["[1/4", "[2/4", "[3/4", "[4/4"]
 

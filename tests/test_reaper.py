@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from plugpull import reaper
-from plugpull.forkserver import ForkServers
 from plugpull.process import spawn
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
@@ -110,11 +109,9 @@ def test_an_interrupt_inside_popen_still_kills_the_target_it_was_starting(proces
 
 
 @pytest.fixture
-def forks(monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(AGENTS))
-    servers = ForkServers()
-    yield servers
-    servers.close()
+def forks(agent_forks):
+    """The module's fork server of the tests/agents scripts (tests/forked_agents.py), one for its forked tests."""
+    return agent_forks
 
 
 def forked(how: str, marker: str) -> Target:

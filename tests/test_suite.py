@@ -1,14 +1,15 @@
 """Running many (target, point) lines: order, concurrency, points per scenario."""
 
 from plugpull import suite
-from plugpull.scenarios import Settings
+from plugpull.scenarios import Runtime, Settings
 
 
-def test_concurrent_jobs_give_the_same_verdicts_in_the_same_order_as_serial(fake_framework):
+def test_concurrent_jobs_give_the_same_verdicts_in_the_same_order_as_serial(fake_framework, agent_forks):
     targets = [fake_framework(body) for body in ("no-key", "stable-key", "random-key", "ledger")]
     runs = suite.plan(targets)
-    serial = suite.run_plan(runs, Settings(timeout=30), jobs=1)
-    concurrent = suite.run_plan(runs, Settings(timeout=30), jobs=2)
+    # Each run its own runtime (its own clean runs), its phases forked from the module's server (tests/forked_agents.py).
+    serial = suite.run_plan(runs, Settings(timeout=30), Runtime(forks=agent_forks), jobs=1)
+    concurrent = suite.run_plan(runs, Settings(timeout=30), Runtime(forks=agent_forks), jobs=2)
     assert as_lines(concurrent) == as_lines(serial)
     assert [r.verdict.value for r in serial] == ["PASS", "FAIL", "PASS", "PASS", "PASS", "FAIL", "FAIL", "PASS"]
 
@@ -43,6 +44,6 @@ def test_a_run_after_an_interrupted_one_in_the_same_process_starts_its_targets(f
     monkeypatch.setattr(process, "_stopping", threading.Event())
     process.stop_all()  # what Ctrl-C does to the run it interrupts
     runs = suite.plan([fake_framework("stable-key")], ["after-effect"])
-    [result] = suite.run_plan(runs, Settings(timeout=30))
+    [result] = suite.run_plan(runs, Settings(timeout=30))  # cold: process.spawn is what a stopped run refuses
     assert "plugpull is stopping" not in str(result.evidence)
     assert result.verdict.value == "PASS"

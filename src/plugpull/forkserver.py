@@ -232,6 +232,7 @@ def fork_child(conn: socket.socket) -> int | None:
 
 def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> None:
     code = 1
+    interrupted = False
     try:
         # The server's SIGCHLD wakeup is not the target's: its pipe is closed below, and a signal
         # written to a reused descriptor number would land in the target's own file.
@@ -283,6 +284,9 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if not isinstance(exc.code, (int, type(None))):
                 print(exc.code, file=sys.stderr)
+        except KeyboardInterrupt:
+            traceback.print_exc()
+            interrupted = True
         except BaseException:
             traceback.print_exc()
             code = 1
@@ -291,6 +295,13 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
+            if interrupted:
+                # An uncaught KeyboardInterrupt ends a cold interpreter by SIGINT, so its parent sees the signal
+                # (Python 3.8+, https://github.com/python/cpython/issues/41078, "What's New In Python 3.8"): the
+                # same here, not exit code 1; 130 (128 + SIGINT) if the signal did not end it.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGINT)
+                code = 128 + signal.SIGINT
             os._exit(code)
 
 

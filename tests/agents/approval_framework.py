@@ -1,6 +1,6 @@
 """A tiny fake framework with approval pauses, for resume-after-approval.
 
-    python approval_framework.py HOW [MARKER] start|approve|recover
+    python approval_framework.py HOW [MARKER] start|approve|recover   (or python -m approval_framework)
 
 start writes the run ($PLUGPULL_WORKDIR/run.json, with an idempotency key drawn once) and a
 pending-approval file, and exits 0 with no effect. approve claims the pending approval by
@@ -33,10 +33,6 @@ from pathlib import Path
 
 from plugpull.client import gate, record_effect, record_result
 
-# A marker may stand between HOW and the phase, so tests can find their own processes.
-how, phase = sys.argv[1], sys.argv[-1]
-workdir = Path(os.environ["PLUGPULL_WORKDIR"])
-run_file, pending, claimed, done = (workdir / n for n in ("run.json", "pending", "claimed", "done"))
 REFUSED = 3
 
 
@@ -45,7 +41,7 @@ def refuse(why: str) -> None:
     sys.exit(REFUSED)
 
 
-def tool() -> None:
+def tool(how: str, phase: str, run_file: Path, done: Path) -> None:
     key = None if how == "no-key" else json.loads(run_file.read_text())["key"]
     helper = None
     if how == "setsid-helper":
@@ -64,39 +60,50 @@ def tool() -> None:
     record_result({"refund": "done"})
 
 
-if phase == "start":
-    run_file.write_text(json.dumps({"key": uuid.uuid4().hex}))
-    if how != "in-memory":
-        pending.write_text("refund needs approval")
-    print("paused for approval")
-elif phase == "approve":
-    gate()
-    if how == "no-claim":
-        if not run_file.exists():
-            refuse("no paused run")
-    elif how == "racy-claim":
-        if not pending.exists():
-            refuse("already resumed")
-        time.sleep(0.3)
-        claimed.write_text("claimed")
-        pending.unlink(missing_ok=True)
+def main():
+    # A marker may stand between HOW and the phase, so tests can find their own processes.
+    how, phase = sys.argv[1], sys.argv[-1]
+    workdir = Path(os.environ["PLUGPULL_WORKDIR"])
+    run_file, pending, claimed, done = (workdir / n for n in ("run.json", "pending", "claimed", "done"))
+    if phase == "start":
+        run_file.write_text(json.dumps({"key": uuid.uuid4().hex}))
+        if how != "in-memory":
+            pending.write_text("refund needs approval")
+        print("paused for approval")
+    elif phase == "approve":
+        gate()
+        if how == "no-claim":
+            if not run_file.exists():
+                refuse("no paused run")
+        elif how == "racy-claim":
+            if not pending.exists():
+                refuse("already resumed")
+            time.sleep(0.3)
+            claimed.write_text("claimed")
+            pending.unlink(missing_ok=True)
+        else:
+            try:
+                os.rename(pending, claimed)
+            except FileNotFoundError:
+                refuse("already resumed (no pending approval to claim)")
+        tool(how, phase, run_file, done)
+    elif phase == "recover":
+        if how == "idle-recover":
+            print("recovered (nothing done)")
+        elif done.exists():
+            print("nothing to do: the run is finished")
+            record_result({"refund": "done"})
+        elif how == "stuck":
+            refuse("already resumed: the approval was claimed and cannot be resumed again")
+        elif not claimed.exists() and how != "no-claim":
+            refuse("no approved run to recover")
+        else:
+            tool(how, phase, run_file, done)
     else:
-        try:
-            os.rename(pending, claimed)
-        except FileNotFoundError:
-            refuse("already resumed (no pending approval to claim)")
-    tool()
-elif phase == "recover":
-    if how == "idle-recover":
-        print("recovered (nothing done)")
-    elif done.exists():
-        print("nothing to do: the run is finished")
-        record_result({"refund": "done"})
-    elif how == "stuck":
-        refuse("already resumed: the approval was claimed and cannot be resumed again")
-    elif not claimed.exists() and how != "no-claim":
-        refuse("no approved run to recover")
-    else:
-        tool()
-else:
-    raise SystemExit(f"unknown phase {phase}")
+        raise SystemExit(f"unknown phase {phase}")
+
+
+# A main guard: tests run this as ``python -m approval_framework`` from a fork server (tests/conftest.py, AgentForks),
+# which imports the module once before it forks each phase.
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """A tiny fake framework that runs an unfinished tool again on resume.
 
-    python fake_framework.py BODY start|resume
+    python fake_framework.py BODY start|resume   (or python -m fake_framework, tests/agents on the path)
 
 It saves "tool started" in $PLUGPULL_WORKDIR/state.json before running the tool and
 "tool done" after, and on resume runs the tool again unless it is done: the
@@ -28,12 +28,8 @@ from pathlib import Path
 
 from plugpull import record_effect, record_result
 
-body, phase = sys.argv[1], sys.argv[2]
-workdir = Path(os.environ["PLUGPULL_WORKDIR"])
-state_file = workdir / "state.json"
 
-
-def tool(state):
+def tool(body, workdir, state):
     if body == "no-key":
         record_effect("charge")
     elif body in (
@@ -60,22 +56,32 @@ def tool(state):
         raise SystemExit(f"unknown body {body}")
 
 
-if phase == "resume" and body == "idle-resume":
-    sys.exit(0)
-if phase == "start":
-    state = {"tool": "started", "key": uuid.uuid4().hex}
-    state_file.write_text(json.dumps(state))
-else:
-    state = json.loads(state_file.read_text())
-if phase == "resume" and state["tool"] != "done":
-    if body == "idle-when-unfinished":
+def main():
+    body, phase = sys.argv[1], sys.argv[2]
+    workdir = Path(os.environ["PLUGPULL_WORKDIR"])
+    state_file = workdir / "state.json"
+    if phase == "resume" and body == "idle-resume":
         sys.exit(0)
-    if body == "crash-when-unfinished":
-        raise RuntimeError("recovery crashed: the saved state has no charge result")
-if state["tool"] != "done":
-    tool(state)
-    state["tool"] = "done"
-    state_file.write_text(json.dumps(state))
-if body != "silent":
-    record_result({"charge": "done", "finished_in": phase} if body == "phase-result" else {"charge": "done"})
-print("run finished")
+    if phase == "start":
+        state = {"tool": "started", "key": uuid.uuid4().hex}
+        state_file.write_text(json.dumps(state))
+    else:
+        state = json.loads(state_file.read_text())
+    if phase == "resume" and state["tool"] != "done":
+        if body == "idle-when-unfinished":
+            sys.exit(0)
+        if body == "crash-when-unfinished":
+            raise RuntimeError("recovery crashed: the saved state has no charge result")
+    if state["tool"] != "done":
+        tool(body, workdir, state)
+        state["tool"] = "done"
+        state_file.write_text(json.dumps(state))
+    if body != "silent":
+        record_result({"charge": "done", "finished_in": phase} if body == "phase-result" else {"charge": "done"})
+    print("run finished")
+
+
+# A main guard: tests run this as ``python -m fake_framework`` from a fork server (tests/conftest.py, AgentForks),
+# which imports the module once before it forks each phase.
+if __name__ == "__main__":
+    main()

@@ -22,12 +22,9 @@ from pathlib import Path
 
 from plugpull import record_effect, record_result
 
-how, phase = sys.argv[1], sys.argv[2]
-workdir = Path(os.environ["PLUGPULL_WORKDIR"])
-journal = workdir / "journal.json"
 
-
-def write_journal(entry: dict) -> None:
+def write_journal(how: str, workdir: Path, entry: dict) -> None:
+    journal = workdir / "journal.json"
     data = json.dumps(entry).encode()
     if how == "plain":
         journal.write_bytes(data)
@@ -47,21 +44,30 @@ def write_journal(entry: dict) -> None:
         os.close(directory)
 
 
-def read_journal() -> dict | None:
+def read_journal(journal: Path) -> dict | None:
     try:
         return json.loads(journal.read_bytes())
     except (OSError, ValueError):
         return None
 
 
-if how not in ("plain", "durable") or phase not in ("start", "resume"):
-    raise SystemExit("usage: journal_agent.py plain|durable start|resume")
-entry = read_journal() if phase == "resume" else None
-if entry is None:
-    entry = {"key": uuid.uuid4().hex, "done": False}
-    write_journal(entry)
-if not entry["done"]:
-    record_effect("charge", key=entry["key"])
-    write_journal({**entry, "done": True})
-record_result({"charge": "done"})
-print(f"run finished ({phase}, journal {how})")
+def main():
+    how, phase = sys.argv[1], sys.argv[2]
+    workdir = Path(os.environ["PLUGPULL_WORKDIR"])
+    if how not in ("plain", "durable") or phase not in ("start", "resume"):
+        raise SystemExit("usage: journal_agent.py plain|durable start|resume")
+    entry = read_journal(workdir / "journal.json") if phase == "resume" else None
+    if entry is None:
+        entry = {"key": uuid.uuid4().hex, "done": False}
+        write_journal(how, workdir, entry)
+    if not entry["done"]:
+        record_effect("charge", key=entry["key"])
+        write_journal(how, workdir, {**entry, "done": True})
+    record_result({"charge": "done"})
+    print(f"run finished ({phase}, journal {how})")
+
+
+# A main guard: tests run this as ``python -m journal_agent`` from a fork server (tests/conftest.py, AgentForks),
+# which imports the module once before it forks each phase.
+if __name__ == "__main__":
+    main()

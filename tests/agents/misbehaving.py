@@ -1,6 +1,6 @@
 """Agents that misbehave, for the ERROR paths.
 
-    python misbehaving.py HOW start|resume
+    python misbehaving.py HOW start|resume   (or python -m misbehaving, tests/agents on the path)
 
 HOW:
 - never-calls: the tool runs and returns without calling record_effect.
@@ -33,8 +33,6 @@ import time
 
 from plugpull import record_effect, record_result
 
-# A marker may stand between HOW and the phase, so tests can find their own processes.
-how, phase = sys.argv[1], sys.argv[-1]
 CALL = "from plugpull import record_effect, record_result; record_effect('charge')"
 # A helper that stops when its tool says "done", and goes on alone when the tool dies first.
 HELPER = "import sys, time; sys.stdin.buffer.readline() == b'done\\n' or time.sleep(600)"
@@ -47,78 +45,83 @@ def background_writer(told) -> None:
     os._exit(0)
 
 
-finished = os.path.join(os.environ.get("PLUGPULL_WORKDIR", "."), "finished")
-if phase == "resume" and os.path.exists(finished):
-    record_result({"finished": how})
-    sys.exit(0)
+def main():
+    # A marker may stand between HOW and the phase, so tests can find their own processes.
+    how, phase = sys.argv[1], sys.argv[-1]
+    finished = os.path.join(os.environ.get("PLUGPULL_WORKDIR", "."), "finished")
+    if phase == "resume" and os.path.exists(finished):
+        record_result({"finished": how})
+        sys.exit(0)
 
-if how == "never-calls":
-    print("tool ran, reported nothing")
-elif how == "exits-early":
-    sys.exit(0)
-elif how == "crashes":
-    raise RuntimeError("the agent crashed before its tool")
-elif how == "new-session-worker":
-    subprocess.run([sys.executable, "-c", CALL], start_new_session=True, check=True)
-elif how == "forked-child":
-    subprocess.run([sys.executable, "-c", CALL], check=True)
-elif how == "twice":
-    record_effect("charge")
-    record_effect("charge")
-elif how == "floods":
-    sys.stdout.buffer.write(b"x" * (40 << 20))
-    sys.stdout.flush()
-    sys.stderr.buffer.write(b"bad bytes: \xff\xfe\xc3\x28 end\n")
-    sys.stderr.flush()
-    record_effect("charge")
-    if phase == "resume":
-        sys.exit(3)
-elif how == "hangs-on-resume":
-    if phase == "resume":
-        import time
-
-        print("resume is stuck", file=sys.stderr, flush=True)
-        time.sleep(600)
-    record_effect("charge")
-elif how == "pause-no-gate":
-    import os
-
-    if phase == "approve":
-        try:
-            os.mkdir(os.path.join(os.environ["PLUGPULL_WORKDIR"], "claimed"))
-        except FileExistsError:
-            sys.exit(3)
+    if how == "never-calls":
+        print("tool ran, reported nothing")
+    elif how == "exits-early":
+        sys.exit(0)
+    elif how == "crashes":
+        raise RuntimeError("the agent crashed before its tool")
+    elif how == "new-session-worker":
+        subprocess.run([sys.executable, "-c", CALL], start_new_session=True, check=True)
+    elif how == "forked-child":
+        subprocess.run([sys.executable, "-c", CALL], check=True)
+    elif how == "twice":
         record_effect("charge")
-elif how == "setsid-helper":
-    helper = subprocess.Popen(
-        [sys.executable, "-c", HELPER, *sys.argv[2:-1]], stdin=subprocess.PIPE, start_new_session=True
-    )
-    record_effect("charge")
-    helper.communicate(b"done\n")
-elif how == "double-fork-helper":
-    told_r, told_w = os.pipe()
-    gone_r, gone_w = os.pipe()
-    middle = os.fork()
-    if middle == 0:
-        os.setsid()
-        if os.fork():
-            os._exit(0)
-        os.close(told_w)
-        os.close(gone_r)
-        background_writer(os.fdopen(told_r, "rb"))  # never returns
-    os.waitpid(middle, 0)
-    os.close(told_r)
-    os.close(gone_w)
-    record_effect("charge")
-    os.write(told_w, b"done\n")
-    os.read(gone_r, 1)  # EOF once the helper has exited
-elif how == "leaves-helper":
-    record_effect("charge")
-    if phase != "start":
-        subprocess.Popen(
-            [sys.executable, "-c", "import time; time.sleep(600)", *sys.argv[2:-1]], start_new_session=True
+        record_effect("charge")
+    elif how == "floods":
+        sys.stdout.buffer.write(b"x" * (40 << 20))
+        sys.stdout.flush()
+        sys.stderr.buffer.write(b"bad bytes: \xff\xfe\xc3\x28 end\n")
+        sys.stderr.flush()
+        record_effect("charge")
+        if phase == "resume":
+            sys.exit(3)
+    elif how == "hangs-on-resume":
+        if phase == "resume":
+            print("resume is stuck", file=sys.stderr, flush=True)
+            time.sleep(600)
+        record_effect("charge")
+    elif how == "pause-no-gate":
+        if phase == "approve":
+            try:
+                os.mkdir(os.path.join(os.environ["PLUGPULL_WORKDIR"], "claimed"))
+            except FileExistsError:
+                sys.exit(3)
+            record_effect("charge")
+    elif how == "setsid-helper":
+        helper = subprocess.Popen(
+            [sys.executable, "-c", HELPER, *sys.argv[2:-1]], stdin=subprocess.PIPE, start_new_session=True
         )
-else:
-    raise SystemExit(f"unknown HOW {how}")
-record_result({"finished": how})
-open(finished, "w").close()
+        record_effect("charge")
+        helper.communicate(b"done\n")
+    elif how == "double-fork-helper":
+        told_r, told_w = os.pipe()
+        gone_r, gone_w = os.pipe()
+        middle = os.fork()
+        if middle == 0:
+            os.setsid()
+            if os.fork():
+                os._exit(0)
+            os.close(told_w)
+            os.close(gone_r)
+            background_writer(os.fdopen(told_r, "rb"))  # never returns
+        os.waitpid(middle, 0)
+        os.close(told_r)
+        os.close(gone_w)
+        record_effect("charge")
+        os.write(told_w, b"done\n")
+        os.read(gone_r, 1)  # EOF once the helper has exited
+    elif how == "leaves-helper":
+        record_effect("charge")
+        if phase != "start":
+            subprocess.Popen(
+                [sys.executable, "-c", "import time; time.sleep(600)", *sys.argv[2:-1]], start_new_session=True
+            )
+    else:
+        raise SystemExit(f"unknown HOW {how}")
+    record_result({"finished": how})
+    open(finished, "w").close()
+
+
+# A main guard: tests run this as ``python -m misbehaving`` from a fork server (tests/conftest.py, AgentForks),
+# which imports the module once before it forks each phase.
+if __name__ == "__main__":
+    main()

@@ -16,23 +16,31 @@ from pathlib import Path
 
 from plugpull import record_effect
 
-how = sys.argv[1]
-if how == "start-only":
-    parser = argparse.ArgumentParser(prog="protocol_mistakes.py start-only")
-    parser.add_argument("phase", choices=("start",))
-    parser.parse_args(sys.argv[2:])
-    record_effect("charge", key="order-1")
-elif how == "state-outside":
-    state = Path(sys.argv[2]) / "run.json"
-    if state.exists() and json.loads(state.read_text())["done"]:
-        print(f"{sys.argv[-1]}: run already finished", file=sys.stderr)
-        sys.exit(0)
-    record_effect("charge", key="order-1")
-    state.write_text(json.dumps({"done": True}))
-elif how == "forgets-on-resume":
-    if sys.argv[-1] == "resume":
-        print("resume: run already finished", file=sys.stderr)
-        sys.exit(0)
-    record_effect("charge", key="order-1")
-else:
-    raise SystemExit(f"unknown HOW {how}")
+
+def main():
+    how = sys.argv[1]
+    if how == "start-only":
+        parser = argparse.ArgumentParser(prog="protocol_mistakes.py start-only")
+        parser.add_argument("phase", choices=("start",))
+        parser.parse_args(sys.argv[2:])
+        record_effect("charge", key="order-1")
+    elif how == "state-outside":
+        state = Path(sys.argv[2]) / "run.json"
+        if state.exists() and json.loads(state.read_text())["done"]:
+            print(f"{sys.argv[-1]}: run already finished", file=sys.stderr)
+            sys.exit(0)
+        record_effect("charge", key="order-1")
+        state.write_text(json.dumps({"done": True}))
+    elif how == "forgets-on-resume":
+        if sys.argv[-1] == "resume":
+            print("resume: run already finished", file=sys.stderr)
+            sys.exit(0)
+        record_effect("charge", key="order-1")
+    else:
+        raise SystemExit(f"unknown HOW {how}")
+
+
+# A main guard: tests run this as ``python -m protocol_mistakes`` from a fork server (tests/conftest.py, AgentForks),
+# which imports the module once before it forks each phase.
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
 """A tiny app on plugpull's Session store, for lost-session-write's golden session.
 
-    python session_app.py HOW start|resume
+    python session_app.py HOW start|resume   (or python -m session_app)
 
 start announces a staged input's token (announce(staged_input=...)) and a run id
 (announce(run_value=...)), then writes, one store call each: the user's request (it names the
@@ -23,8 +23,6 @@ from pathlib import Path
 
 from plugpull.client import ChannelClosed, announce, call_store, record_result
 
-how, phase = sys.argv[1], sys.argv[2]
-state_file = Path(os.environ["PLUGPULL_WORKDIR"]) / "pending.json"
 SESSION = "s"
 
 
@@ -47,20 +45,25 @@ def write_missing(run_id: str, token: str) -> None:
         call_store("add_items", SESSION, items=[item])
 
 
-if phase == "start":
-    run_id, token = secrets.token_hex(6), secrets.token_hex(8)
-    announce(run_value=run_id)
-    announce(staged_input=token)
-    state_file.write_text(json.dumps({"run_id": run_id, "token": token}))
-    try:
-        write_missing(run_id, token)
-    except ChannelClosed as exc:
-        print(f"session write failed: {exc}", file=sys.stderr)
-        sys.exit(1)
-else:
-    saved = json.loads(state_file.read_text())
-    write_missing(saved["run_id"], saved["token"])
-    if how == "extra-on-resume":
-        call_store("add_items", SESSION, items=[{"role": "assistant", "content": "Resumed after a failure."}])
-record_result({"answer": "Refunded A-1001."})
-print("done")
+# A main guard: tests run this as ``python -m session_app`` from a fork server (tests/forked_agents.py), which
+# imports the module once before it forks each phase. What it sets here are the module's globals, as before.
+if __name__ == "__main__":
+    how, phase = sys.argv[1], sys.argv[2]
+    state_file = Path(os.environ["PLUGPULL_WORKDIR"]) / "pending.json"
+    if phase == "start":
+        run_id, token = secrets.token_hex(6), secrets.token_hex(8)
+        announce(run_value=run_id)
+        announce(staged_input=token)
+        state_file.write_text(json.dumps({"run_id": run_id, "token": token}))
+        try:
+            write_missing(run_id, token)
+        except ChannelClosed as exc:
+            print(f"session write failed: {exc}", file=sys.stderr)
+            sys.exit(1)
+    else:
+        saved = json.loads(state_file.read_text())
+        write_missing(saved["run_id"], saved["token"])
+        if how == "extra-on-resume":
+            call_store("add_items", SESSION, items=[{"role": "assistant", "content": "Resumed after a failure."}])
+    record_result({"answer": "Refunded A-1001."})
+    print("done")

@@ -1,6 +1,6 @@
 """A streaming chat agent on a 100-line asyncio framework, for cancel-mid-stream (issue 23).
 
-    python stream_agent.py dangling|closes-turn start|resume
+    python stream_agent.py dangling|closes-turn start|resume   (or python -m stream_agent)
 
 start: one turn ("Please refund order A-1001."): the scripted model streams a sentence and asks for
 the refund tool; the tool refunds (record_effect); the model streams the answer. The conversation is
@@ -35,10 +35,6 @@ from plugpull.client import (
     wait_for_cancel,
 )
 
-how, phase = sys.argv[1], sys.argv[2]
-if how not in ("dangling", "closes-turn") or phase not in ("start", "resume"):
-    raise SystemExit("usage: stream_agent.py dangling|closes-turn start|resume")
-saved = Path(os.environ["PLUGPULL_WORKDIR"]) / "conversation.json"
 ANSWER = "Order A-1001 is refunded."
 
 
@@ -162,4 +158,11 @@ async def main() -> int:
     return 0
 
 
-sys.exit(asyncio.run(main()))
+# A main guard: tests run this as ``python -m stream_agent`` from a fork server (tests/forked_agents.py), which
+# imports the module once before it forks each phase. What it sets here are the module's globals, as before.
+if __name__ == "__main__":
+    how, phase = sys.argv[1], sys.argv[2]
+    if how not in ("dangling", "closes-turn") or phase not in ("start", "resume"):
+        raise SystemExit("usage: stream_agent.py dangling|closes-turn start|resume")
+    saved = Path(os.environ["PLUGPULL_WORKDIR"]) / "conversation.json"
+    sys.exit(asyncio.run(main()))

@@ -1,6 +1,6 @@
 """A tiny fake framework with releases: what it saves names the release that saved it.
 
-    python versioned_framework.py RELEASE POLICY start|resume
+    python versioned_framework.py RELEASE POLICY start|resume   (or python -m versioned_framework)
 
 start saves {"release": RELEASE, "key": ...} in $PLUGPULL_WORKDIR/state.json before the tool runs
 and charges with the saved key (idempotent, so only the upgrade can break the run). resume loads the
@@ -17,20 +17,28 @@ from pathlib import Path
 
 from plugpull.client import announce, record_effect, record_result
 
-release, policy, phase = sys.argv[1], sys.argv[2], sys.argv[3]
-if policy == "broken":
-    raise ImportError(f"cannot import name 'Workflow' from 'fakefw' (release {release})")
-announce(framework="fakefw", version=release)
-state_file = Path(os.environ["PLUGPULL_WORKDIR"]) / "state.json"
-if phase == "start":
-    state = {"release": release, "tool": "started", "key": uuid.uuid4().hex}
-    state_file.write_text(json.dumps(state))
-else:
-    state = json.loads(state_file.read_text())
-    if state["release"] != release and policy == "refuse":
-        raise ValueError(f"state saved by fakefw {state['release']} is not compatible with fakefw {release}")
-if state["tool"] != "done":
-    record_effect("charge", key=state["key"])
-    state["tool"] = "done"
-    state_file.write_text(json.dumps(state))
-record_result({"charge": "done"})
+
+def main():
+    release, policy, phase = sys.argv[1], sys.argv[2], sys.argv[3]
+    if policy == "broken":
+        raise ImportError(f"cannot import name 'Workflow' from 'fakefw' (release {release})")
+    announce(framework="fakefw", version=release)
+    state_file = Path(os.environ["PLUGPULL_WORKDIR"]) / "state.json"
+    if phase == "start":
+        state = {"release": release, "tool": "started", "key": uuid.uuid4().hex}
+        state_file.write_text(json.dumps(state))
+    else:
+        state = json.loads(state_file.read_text())
+        if state["release"] != release and policy == "refuse":
+            raise ValueError(f"state saved by fakefw {state['release']} is not compatible with fakefw {release}")
+    if state["tool"] != "done":
+        record_effect("charge", key=state["key"])
+        state["tool"] = "done"
+        state_file.write_text(json.dumps(state))
+    record_result({"charge": "done"})
+
+
+# A main guard: tests run this as ``python -m versioned_framework`` from a fork server (tests/conftest.py,
+# AgentForks), which imports the module once before it forks each phase.
+if __name__ == "__main__":
+    main()

@@ -19,15 +19,19 @@ POINTS = ["model-stream", "tool-after-effect", "between-tool-and-model", "tool-b
 
 
 def stream_agent(how: str):
-    return agent(shlex.join([sys.executable, str(AGENTS / "stream_agent.py"), how]), NAME)
+    return agent(shlex.join([sys.executable, "-m", "stream_agent", how]), NAME)
 
 
-def run(how: str, points=POINTS):
-    return suite.run_scenario(stream_agent(how), points=points, settings=Settings(timeout=30), runtime=Runtime())
+def run(how: str, forks, points=POINTS):
+    """Each run its own runtime (its own clean run); its phases fork from the module's server (tests/forked_agents.py),
+    each its own process whose asyncio task the watcher thread cancels, the -then-sigkill points a real SIGKILL."""
+    return suite.run_scenario(
+        stream_agent(how), points=points, settings=Settings(timeout=30), runtime=Runtime(forks=forks)
+    )
 
 
-def test_a_framework_that_leaves_the_tool_call_dangling_is_caught_by_the_next_turn_check():
-    results = {r.point: r for r in run("dangling")}
+def test_a_framework_that_leaves_the_tool_call_dangling_is_caught_by_the_next_turn_check(agent_forks):
+    results = {r.point: r for r in run("dangling", agent_forks)}
     assert results["tool-after-effect"].verdict is Verdict.FAIL
     assert results["tool-after-effect"].message.startswith("next turn rejected: message 2's tool call refund (call_")
     # Streamed text the framework never saved: the line says what was lost, with the counts.
@@ -43,19 +47,19 @@ def test_a_framework_that_leaves_the_tool_call_dangling_is_caught_by_the_next_tu
     assert killed.verdict is Verdict.FAIL and "effect lost: the provider saw 0 refund" in killed.message
 
 
-def test_a_framework_that_closes_the_cancelled_turn_passes_every_point():
-    results = run("closes-turn")
+def test_a_framework_that_closes_the_cancelled_turn_passes_every_point(agent_forks):
+    results = run("closes-turn", agent_forks)
     assert [(r.point, r.verdict) for r in results] == [(p, Verdict.PASS) for p in POINTS]
     for result in results:
         assert result.evidence["cancel"]["style"] == "task-cancel"
         assert result.evidence["cancel"]["held_released"] is False  # reported while the run was held there
 
 
-def test_an_agent_that_never_watches_for_the_cancel_is_an_error():
+def test_an_agent_that_never_watches_for_the_cancel_is_an_error(agent_forks):
     # kill-mid-tool's fake framework streams nothing and waits for no cancel.
-    target = agent(shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "stable-key"]), NAME)
+    target = agent(shlex.join([sys.executable, "-m", "fake_framework", "stable-key"]), NAME)
     (result,) = suite.run_scenario(
-        target, points=["tool-after-effect"], settings=Settings(timeout=30), runtime=Runtime()
+        target, points=["tool-after-effect"], settings=Settings(timeout=30), runtime=Runtime(forks=agent_forks)
     )
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("nothing waited for the cancel at tool-after-effect (effect charge 1, after it)")

@@ -88,16 +88,21 @@ def registered():
     assert NAME not in REGISTRY
 
 
-def fake_framework(body: str):
+def fake_framework(body: str, forked: bool = False):
+    """The fake framework under this scenario; ``forked``: as ``python -m``, for a runtime with the module's fork
+    server (tests/forked_agents.py), whose child runs Python's own SIGINT handler as a cold interpreter does."""
     from plugpull.targets import agent
 
-    return agent(shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), body]), NAME)
+    script = ["-m", "fake_framework"] if forked else [str(AGENTS / "fake_framework.py")]
+    return agent(shlex.join([sys.executable, *script, body]), NAME)
 
 
-def test_the_suite_runs_it_against_real_processes_interrupted_inside_the_held_call(registered):
-    runtime = Runtime()
-    no_key = suite.run_scenario(fake_framework("no-key"), settings=Settings(timeout=30), runtime=runtime)
-    keyed = suite.run_scenario(fake_framework("stable-key"), settings=Settings(timeout=30), runtime=runtime)
+def test_the_suite_runs_it_against_real_processes_interrupted_inside_the_held_call(registered, agent_forks):
+    runtime = Runtime(forks=agent_forks)
+    no_key = suite.run_scenario(fake_framework("no-key", forked=True), settings=Settings(timeout=30), runtime=runtime)
+    keyed = suite.run_scenario(
+        fake_framework("stable-key", forked=True), settings=Settings(timeout=30), runtime=runtime
+    )
     assert [(r.point, r.verdict) for r in no_key] == [
         ("interrupted-before-effect", Verdict.PASS),
         ("interrupted-after-effect", Verdict.FAIL),
@@ -126,7 +131,8 @@ def sigint_off_in_the_harness(request):
 
 def test_a_harness_with_sigint_ignored_or_blocked_still_interrupts_the_target(registered, sigint_off_in_the_harness):
     # Both survive exec, so without process.sigint_reset the target would never see the SIGINT and
-    # interrupted-before-effect would be an ERROR about the launcher, not the framework.
+    # interrupted-before-effect would be an ERROR about the launcher, not the framework. Cold: what is proven is
+    # what an exec'd target inherits.
     results = suite.run_scenario(fake_framework("no-key"), settings=Settings(timeout=30), runtime=Runtime())
     assert [(r.point, r.verdict) for r in results] == [
         ("interrupted-before-effect", Verdict.PASS),
@@ -135,18 +141,19 @@ def test_a_harness_with_sigint_ignored_or_blocked_still_interrupts_the_target(re
     assert all(r.evidence["start"]["returncode"] == -signal.SIGINT for r in results)
 
 
-def test_the_command_line_knows_it_without_a_change(registered, capsys, tmp_path):
-    command = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "no-key"])
+def test_the_command_line_knows_it_without_a_change(registered, plugpull_forking, tmp_path):
+    command = shlex.join([sys.executable, "-m", "fake_framework", "no-key"])
     junit = tmp_path / "report.xml"
-    code = cli.main(["--agent", command, "--scenario", NAME, "--point", "interrupted-after-effect", "--hold", "charge"])
-    out = capsys.readouterr().out.splitlines()
-    assert code == 0
+    argv = ["--agent", command, "--scenario", NAME, "--point", "interrupted-after-effect", "--hold", "charge"]
+    run = plugpull_forking(*argv)
+    out = run.stdout.splitlines()
+    assert run.returncode == 0
     # The line shows the held call and, under the FAIL, what resume asked for (the scenario's own hints).
     assert out[0].startswith(f"FAIL   {NAME}  interrupted-after-effect charge#1  ")
     assert out[0].endswith("effect duplicated: the provider saw 2 charge (expected 1)")
     assert out[1] == "    resume called charge once"
-    code = cli.main(["--agent", command, "--scenario", NAME, "--json", "--junit", str(junit)])
-    doc = json.loads(capsys.readouterr().out)
+    run = plugpull_forking("--agent", command, "--scenario", NAME, "--json", "--junit", str(junit))
+    doc = json.loads(run.stdout)
     assert [(r["scenario"], r["point"], r["verdict"]) for r in doc["results"]] == [
         (NAME, "interrupted-before-effect", "PASS"),
         (NAME, "interrupted-after-effect", "FAIL"),

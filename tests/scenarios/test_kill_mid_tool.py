@@ -9,14 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from forked_agents import forked_agent
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import Target
 
 FAST = Settings(timeout=30)
-RUNTIME = Runtime()  # the module's tests share their clean runs, as they shared FAST's before issue 21
 AGENTS = Path(__file__).parent.parent / "agents"
+
+
+@pytest.fixture(scope="module")
+def runtime(agent_forks):
+    """The module's tests share their clean runs, as they shared FAST's before issue 21; the tests/agents scripts
+    run as ``python -m`` fork from the module's server (conftest's AgentForks), a real SIGKILL of a real group."""
+    return Runtime(forks=agent_forks)
 
 
 def misbehaving_marked(how: str, marker: str) -> Target:
@@ -35,45 +42,45 @@ TABLE = {
 
 
 @pytest.mark.parametrize("body, point", [(b, p) for b in TABLE for p in TABLE[b]])
-def test_each_tool_body_gets_its_verdict_at_each_point(fake_framework, body, point):
-    result = run_point(fake_framework(body), point, FAST, RUNTIME)
+def test_each_tool_body_gets_its_verdict_at_each_point(fake_framework, body, point, runtime):
+    result = run_point(fake_framework(body), point, FAST, runtime)
     assert result.verdict.value == TABLE[body][point], result.message
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["proof"]["caller_group"] == result.evidence["proof"]["group"]
 
 
-def test_a_duplicate_says_how_many_effects_the_provider_saw(fake_framework):
-    result = run_point(fake_framework("no-key"), "after-effect", FAST, RUNTIME)
+def test_a_duplicate_says_how_many_effects_the_provider_saw(fake_framework, runtime):
+    result = run_point(fake_framework("no-key"), "after-effect", FAST, runtime)
     assert result.message == "effect duplicated: the provider saw 2 charge (expected 1)"
     assert result.evidence["counts"] == {"charge": 2}
 
 
-def test_a_lost_effect_says_so(fake_framework):
-    result = run_point(fake_framework("ledger"), "before-effect", FAST, RUNTIME)
+def test_a_lost_effect_says_so(fake_framework, runtime):
+    result = run_point(fake_framework("ledger"), "before-effect", FAST, runtime)
     assert result.message == "effect lost: the provider saw 0 charge (expected 1)"
 
 
-def test_a_tool_that_never_calls_the_provider_is_an_error(misbehaving):
-    result = run_point(misbehaving("never-calls"), "before-effect", FAST, RUNTIME)
+def test_a_tool_that_never_calls_the_provider_is_an_error(misbehaving, runtime):
+    result = run_point(misbehaving("never-calls"), "before-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR
     assert "never called record_effect" in result.message
 
 
-def test_a_start_that_exits_before_the_tool_is_an_error(misbehaving):
-    result = run_point(misbehaving("exits-early"), "after-effect", FAST, RUNTIME)
+def test_a_start_that_exits_before_the_tool_is_an_error(misbehaving, runtime):
+    result = run_point(misbehaving("exits-early"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR
     assert result.evidence["resume"] is None
 
 
-def test_a_start_that_crashes_shows_its_stderr(misbehaving):
-    result = run_point(misbehaving("crashes"), "before-effect", FAST, RUNTIME)
+def test_a_start_that_crashes_shows_its_stderr(misbehaving, runtime):
+    result = run_point(misbehaving("crashes"), "before-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR
     assert "exit code 1" in result.message
     assert "the agent crashed before its tool" in result.stderr
 
 
-def test_a_call_from_outside_the_killed_group_is_an_error(misbehaving):
-    result = run_point(misbehaving("new-session-worker"), "after-effect", FAST, RUNTIME)
+def test_a_call_from_outside_the_killed_group_is_an_error(misbehaving, runtime):
+    result = run_point(misbehaving("new-session-worker"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR
     assert "outside the killed group" in result.message
     # The escaped worker was killed too: its held connection closed.
@@ -81,16 +88,16 @@ def test_a_call_from_outside_the_killed_group_is_an_error(misbehaving):
     assert proof["caller_pid"] != proof["group"]
 
 
-def test_a_call_from_a_child_in_the_same_group_is_proven(misbehaving):
-    result = run_point(misbehaving("forked-child"), "before-effect", FAST, RUNTIME)
+def test_a_call_from_a_child_in_the_same_group_is_proven(misbehaving, runtime):
+    result = run_point(misbehaving("forked-child"), "before-effect", FAST, runtime)
     assert result.verdict is Verdict.PASS, result.message
     proof = result.evidence["proof"]
     assert proof["caller_pid"] != proof["group"] and proof["caller_group"] == proof["group"]
 
 
-def test_a_command_that_does_not_exist_is_an_error():
+def test_a_command_that_does_not_exist_is_an_error(runtime):
     target = Target(name="agent", argv=("/nonexistent/agent-binary",))
-    result = run_point(target, "before-effect", FAST, RUNTIME)
+    result = run_point(target, "before-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("cannot start the target")
 
@@ -102,24 +109,24 @@ def test_a_start_that_never_reaches_the_tool_is_an_error_after_the_timeout():
     assert "did not reach the tool within 1s" in result.message
 
 
-def test_a_tool_that_calls_twice_without_a_key_in_one_run_is_an_error(misbehaving):
+def test_a_tool_that_calls_twice_without_a_key_in_one_run_is_an_error(misbehaving, runtime):
     # The clean run (no kill) already records 2 charges: a count after the crash proves nothing.
-    result = run_point(misbehaving("twice"), "before-effect", FAST, RUNTIME)
+    result = run_point(misbehaving("twice"), "before-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("a clean run (no kill) already recorded 2 charge")
     assert result.evidence["resume"] is None
 
 
-def test_a_flood_of_output_is_kept_bounded_and_undecodable_bytes_are_replaced(misbehaving):
-    result = run_point(misbehaving("floods"), "after-effect", FAST, RUNTIME)
+def test_a_flood_of_output_is_kept_bounded_and_undecodable_bytes_are_replaced(misbehaving, runtime):
+    result = run_point(misbehaving("floods"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.FAIL
     assert result.message.startswith("resume crashed (exit code 3)")
     assert "bad bytes: \ufffd" in result.stderr
     assert len(result.stderr) < 100_000
 
 
-def test_a_resume_that_never_exits_fails_as_hung_and_is_killed(misbehaving):
-    result = run_point(misbehaving("hangs-on-resume"), "after-effect", Settings(timeout=3))
+def test_a_resume_that_never_exits_fails_as_hung_and_is_killed(misbehaving, agent_forks):
+    result = run_point(misbehaving("hangs-on-resume"), "after-effect", Settings(timeout=3), Runtime(forks=agent_forks))
     assert result.verdict is Verdict.FAIL
     assert result.message == "resume hung: killed after 3s"
     assert "resume is stuck" in result.stderr
@@ -136,20 +143,20 @@ def test_the_tail_of_a_flood_is_bounded(misbehaving):
     assert outcome.stdout.startswith("[... ") and outcome.stdout.endswith("y" * 100)
 
 
-def test_a_resume_that_exits_0_and_does_nothing_fails_at_after_effect(fake_framework):
+def test_a_resume_that_exits_0_and_does_nothing_fails_at_after_effect(fake_framework, runtime):
     # The effect was recorded before the kill, so the count alone reads 1: only the missing
     # result shows that the resumed run never finished. On a finished run its resume reports the
     # result, so the recovery protocol holds and the line is the recovery's FAIL.
-    result = run_point(fake_framework("idle-when-unfinished"), "after-effect", FAST, RUNTIME)
+    result = run_point(fake_framework("idle-when-unfinished"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.FAIL
     assert result.message == "run did not finish: resume exited 0 without a result"
     assert result.evidence["counts"] == {"charge": 1}
     assert result.evidence["golden"] == [{"charge": "done"}] and result.evidence["resumed"] == []
 
 
-def test_a_resume_that_does_nothing_even_on_a_finished_run_is_an_error_at_every_point(fake_framework):
+def test_a_resume_that_does_nothing_even_on_a_finished_run_is_an_error_at_every_point(fake_framework, runtime):
     for point in ("before-effect", "after-effect"):
-        result = run_point(fake_framework("idle-resume"), point, FAST, RUNTIME)
+        result = run_point(fake_framework("idle-resume"), point, FAST, runtime)
         assert result.verdict is Verdict.ERROR
         assert result.message == (
             "resume does not work even on a finished run: it exited 0 without a result (start's clean run reported one)"
@@ -172,18 +179,18 @@ def test_a_resume_wrapper_pointing_at_a_missing_script_is_an_error_at_every_poin
         assert "can't open file" in result.stderr  # the resume's stderr goes under the line
 
 
-def test_a_recovery_that_crashes_only_after_a_kill_stays_a_fail(fake_framework):
-    result = run_point(fake_framework("crash-when-unfinished"), "after-effect", FAST, RUNTIME)
+def test_a_recovery_that_crashes_only_after_a_kill_stays_a_fail(fake_framework, runtime):
+    result = run_point(fake_framework("crash-when-unfinished"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.FAIL
     assert result.message == "resume crashed (exit code 1); the provider saw exactly 1 charge"
     assert result.evidence["clean"]["finished_resume"]["returncode"] == 0
     assert "recovery crashed" in result.stderr
 
 
-def test_a_resume_that_makes_a_new_effect_on_a_finished_run_is_an_error():
+def test_a_resume_that_makes_a_new_effect_on_a_finished_run_is_an_error(agent_forks):
     # two_tools.py's resume runs both tools again, keyed: it asks again and adds no effect.
-    keyed = Target(name="agent", argv=(sys.executable, str(AGENTS / "two_tools.py"), "sequential"))
-    result = run_point(keyed, "after-effect", FAST, Runtime())
+    keyed = two_tools("sequential")
+    result = run_point(keyed, "after-effect", FAST, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.PASS, result.message
     redo = Target(name="agent", argv=(sys.executable, "-c", NEW_EFFECT_ON_RESUME))
     result = run_point(redo, "after-effect", FAST, Runtime())
@@ -197,30 +204,32 @@ NEW_EFFECT_ON_RESUME = (
 )
 
 
-def test_a_resume_that_reports_another_result_fails_with_the_difference(fake_framework):
-    result = run_point(fake_framework("phase-result"), "after-effect", FAST, RUNTIME)
+def test_a_resume_that_reports_another_result_fails_with_the_difference(fake_framework, runtime):
+    result = run_point(fake_framework("phase-result"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.FAIL
     assert result.message == ('result differs from the clean run: $.finished_in: clean "start", resumed "resume"')
     assert result.evidence["resumed"] == [{"charge": "done", "finished_in": "resume"}]
 
 
-def test_a_resumed_run_with_the_golden_result_passes_and_says_so(fake_framework):
-    result = run_point(fake_framework("stable-key"), "after-effect", FAST, RUNTIME)
+def test_a_resumed_run_with_the_golden_result_passes_and_says_so(fake_framework, runtime):
+    result = run_point(fake_framework("stable-key"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.PASS
     assert result.message == "the provider saw exactly 1 charge; the result equals the clean run's"
 
 
-def test_fields_a_target_names_are_left_out_of_the_comparison(fake_framework):
+def test_fields_a_target_names_are_left_out_of_the_comparison(fake_framework, runtime):
     from dataclasses import replace
 
     target = replace(fake_framework("phase-result"), result_ignore=("finished_in",))
-    result = run_point(target, "after-effect", FAST, RUNTIME)
+    result = run_point(target, "after-effect", FAST, runtime)
     assert result.verdict is Verdict.PASS, result.message
     assert result.evidence["result_ignore"] == ["finished_in"]
 
 
-def test_an_agent_that_reports_no_result_keeps_the_effect_rule_and_is_told_how_to_check_completion(fake_framework):
-    result = run_point(fake_framework("silent"), "after-effect", FAST, RUNTIME)
+def test_an_agent_that_reports_no_result_keeps_the_effect_rule_and_is_told_how_to_check_completion(
+    fake_framework, runtime
+):
+    result = run_point(fake_framework("silent"), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.PASS, result.message
     assert result.message == (
         "the provider saw exactly 1 charge; completion not checked: the clean run reported no result "
@@ -230,9 +239,11 @@ def test_an_agent_that_reports_no_result_keeps_the_effect_rule_and_is_told_how_t
 
 @pytest.mark.parametrize("how", ["setsid-helper", "double-fork-helper"])
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
-def test_a_helper_that_left_the_group_and_outlived_the_kill_is_an_error_and_is_killed(how, point, processes_carrying):
+def test_a_helper_that_left_the_group_and_outlived_the_kill_is_an_error_and_is_killed(
+    how, point, processes_carrying, runtime
+):
     marker = uuid.uuid4().hex[:12]
-    result = run_point(misbehaving_marked(how, marker), point, FAST, RUNTIME)
+    result = run_point(misbehaving_marked(how, marker), point, FAST, runtime)
     assert result.verdict is Verdict.ERROR, result.message
     assert re.fullmatch(rf"a process of the run outlived the kill: pid \d+ \(.*{marker}.*\)", result.message)
     # The helper's tool was the killed caller (the kill itself is proven); resume never ran.
@@ -243,18 +254,18 @@ def test_a_helper_that_left_the_group_and_outlived_the_kill_is_an_error_and_is_k
     assert processes_carrying(marker) == []
 
 
-def test_a_resume_that_leaves_a_helper_running_is_an_error_and_the_helper_is_killed(processes_carrying):
+def test_a_resume_that_leaves_a_helper_running_is_an_error_and_the_helper_is_killed(processes_carrying, runtime):
     marker = uuid.uuid4().hex[:12]
-    result = run_point(misbehaving_marked("leaves-helper", marker), "after-effect", FAST, RUNTIME)
+    result = run_point(misbehaving_marked("leaves-helper", marker), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR, result.message
     assert re.fullmatch(rf"a process of the run outlived resume: pid \d+ \(.*sleep\(600\) {marker}\)", result.message)
     assert result.evidence["start"]["outlived"] == [] and result.evidence["clean"]["start"]["outlived"] == []
     assert processes_carrying(marker) == []
 
 
-def test_the_orphans_plugpull_adopts_are_reaped():
+def test_the_orphans_plugpull_adopts_are_reaped(runtime):
     marker = uuid.uuid4().hex[:12]
-    run_point(misbehaving_marked("double-fork-helper", marker), "after-effect", FAST, RUNTIME)
+    run_point(misbehaving_marked("double-fork-helper", marker), "after-effect", FAST, runtime)
     me = os.getpid()
     zombies = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
@@ -268,36 +279,36 @@ def test_the_orphans_plugpull_adopts_are_reaped():
 
 
 def two_tools(how: str) -> Target:
-    return Target(name="agent", argv=(sys.executable, str(AGENTS / "two_tools.py"), how))
+    return forked_agent("two_tools", how)
 
 
 @pytest.mark.parametrize("state", ["finished", "running"])
-def test_a_kill_beside_a_sibling_in_threads_is_proven_and_judged(state):
+def test_a_kill_beside_a_sibling_in_threads_is_proven_and_judged(state, agent_forks):
     settings = Settings(timeout=30, hold=("charge", 1), sibling=("email", state))
-    result = run_point(two_tools("threads"), "after-effect", settings)
+    result = run_point(two_tools("threads"), "after-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     sibling = result.evidence["sibling"]
     assert sibling["ready"] and sibling["call"]["group"] == result.evidence["proof"]["group"]
     assert (sibling["call"]["held_at"] == "after-effect") is (state == "running")
 
 
-def test_a_sibling_that_runs_only_after_the_held_tool_is_an_error():
+def test_a_sibling_that_runs_only_after_the_held_tool_is_an_error(agent_forks):
     # charge is held, and email comes only once charge returns: email can be neither finished nor running.
     settings = Settings(timeout=1, hold=("charge", 1), sibling=("email", "running"))
-    result = run_point(two_tools("sequential"), "before-effect", settings)
+    result = run_point(two_tools("sequential"), "before-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("sibling email never called record_effect while charge was held")
 
 
 def background_saver(how: str) -> Target:
-    return Target(name="agent", argv=(sys.executable, str(AGENTS / "background_saver.py"), how))
+    return forked_agent("background_saver", how)
 
 
-def test_a_kill_while_a_background_save_is_withheld_fails_every_time():
+def test_a_kill_while_a_background_save_is_withheld_fails_every_time(agent_forks):
     # The plan holding the charge's key is never saved: resume draws a new key and charges again.
     settings = Settings(timeout=30, saves=(("plan-save", 1, "withheld"),))
     for _ in range(3):
-        result = run_point(background_saver("background"), "after-effect", settings)
+        result = run_point(background_saver("background"), "after-effect", settings, Runtime(forks=agent_forks))
         assert result.verdict is Verdict.FAIL, (result.message, result.stderr)
         assert result.evidence["counts"] == {"charge": 2}
         (save,) = result.evidence["saves"]
@@ -305,18 +316,18 @@ def test_a_kill_while_a_background_save_is_withheld_fails_every_time():
         assert save["mark"]["group"] == result.evidence["proof"]["group"]
 
 
-def test_a_kill_once_the_background_save_landed_passes_every_time():
+def test_a_kill_once_the_background_save_landed_passes_every_time(agent_forks):
     settings = Settings(timeout=30, saves=(("plan-save", 1, "landed"),))
     for _ in range(3):
-        result = run_point(background_saver("background"), "after-effect", settings)
+        result = run_point(background_saver("background"), "after-effect", settings, Runtime(forks=agent_forks))
         assert result.verdict is Verdict.PASS, (result.message, result.stderr)
         assert result.evidence["save_specs"] == ["plan-save:1:landed"]
         assert result.evidence["saves"][0]["mark"]["edge"] == "after"
 
 
-def test_a_save_the_run_waits_for_cannot_be_withheld():
+def test_a_save_the_run_waits_for_cannot_be_withheld(agent_forks):
     settings = Settings(timeout=2, saves=(("plan-save", 1, "withheld"),))
-    result = run_point(background_saver("main-thread"), "after-effect", settings)
+    result = run_point(background_saver("main-thread"), "after-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.ERROR
     assert result.message.endswith(
         "plan-save 1 was withheld on the process's main thread, which held up the run "
@@ -324,8 +335,8 @@ def test_a_save_the_run_waits_for_cannot_be_withheld():
     )
 
 
-def test_a_save_the_agent_never_marks_is_an_error():
+def test_a_save_the_agent_never_marks_is_an_error(agent_forks):
     settings = Settings(timeout=2, saves=(("plan-save", 1, "withheld"),))
-    result = run_point(background_saver("unmarked"), "after-effect", settings)
+    result = run_point(background_saver("unmarked"), "after-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("plan-save 1 was not withheld at the kill: its save had not begun")

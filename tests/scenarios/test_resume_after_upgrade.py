@@ -2,10 +2,10 @@
 
 import signal
 import sys
-from pathlib import Path
 
 import pytest
 
+from forked_agents import forked_agent
 from installed import requires
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
@@ -13,23 +13,24 @@ from plugpull.scenarios.resume_after_upgrade import run_point
 from plugpull.targets import Target, upgrade_targets
 
 FAST = Settings(timeout=60)
-RUNTIME = Runtime()  # the module's tests share their clean runs
-AGENT = str(Path(__file__).parent.parent / "agents" / "versioned_framework.py")
+AGENT = forked_agent("versioned_framework").argv  # python -m versioned_framework
+
+
+@pytest.fixture(scope="module")
+def runtime(agent_forks):
+    """The module's tests share their clean runs; the fake framework's phases fork from the module's server
+    (tests/forked_agents.py), each its own group, killed by a real SIGKILL."""
+    return Runtime(forks=agent_forks)
 
 
 def upgrade(start: tuple[str, str], resume: tuple[str, str]) -> Target:
     """versioned_framework.py at release/policy ``start`` for A and ``resume`` for B."""
-    return Target(
-        name="agent",
-        argv=(sys.executable, AGENT, *start),
-        resume_argv=(sys.executable, AGENT, *resume),
-        scenario="resume-after-upgrade",
-    )
+    return Target(name="agent", argv=(*AGENT, *start), resume_argv=(*AGENT, *resume), scenario="resume-after-upgrade")
 
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
-def test_a_release_that_loads_the_old_state_finishes_the_run_with_one_effect(point):
-    result = run_point(upgrade(("1.0", "accept"), ("2.0", "accept")), point, FAST, RUNTIME)
+def test_a_release_that_loads_the_old_state_finishes_the_run_with_one_effect(point, runtime):
+    result = run_point(upgrade(("1.0", "accept"), ("2.0", "accept")), point, FAST, runtime)
     assert result.verdict is Verdict.PASS, result.message
     assert result.evidence["start"]["returncode"] == -signal.SIGKILL
     assert result.evidence["proof"]["caller_group"] == result.evidence["proof"]["group"]
@@ -39,8 +40,8 @@ def test_a_release_that_loads_the_old_state_finishes_the_run_with_one_effect(poi
 
 
 @pytest.mark.parametrize("point, counts", [("before-effect", {"charge": 0}), ("after-effect", {"charge": 1})])
-def test_a_release_that_refuses_the_old_state_fails_as_refused_and_quotes_it(point, counts):
-    result = run_point(upgrade(("1.0", "accept"), ("2.0", "refuse")), point, FAST, RUNTIME)
+def test_a_release_that_refuses_the_old_state_fails_as_refused_and_quotes_it(point, counts, runtime):
+    result = run_point(upgrade(("1.0", "accept"), ("2.0", "refuse")), point, FAST, runtime)
     assert result.verdict is Verdict.FAIL
     assert result.message.startswith(
         "refused the saved run: 2.0 would not resume what 1.0 saved (exit code 1): "
@@ -50,14 +51,14 @@ def test_a_release_that_refuses_the_old_state_fails_as_refused_and_quotes_it(poi
     assert "not compatible" in result.stderr  # resume's own account is under the line
 
 
-def test_the_same_refusing_release_on_both_sides_passes():
+def test_the_same_refusing_release_on_both_sides_passes(runtime):
     # The refusal is about the upgrade only: a resume on the release that saved the run goes on.
-    result = run_point(upgrade(("2.0", "refuse"), ("2.0", "refuse")), "after-effect", FAST, RUNTIME)
+    result = run_point(upgrade(("2.0", "refuse"), ("2.0", "refuse")), "after-effect", FAST, runtime)
     assert result.verdict is Verdict.PASS, result.message
 
 
-def test_a_resume_release_that_cannot_import_the_target_is_an_error_not_a_refusal():
-    result = run_point(upgrade(("1.0", "accept"), ("2.0", "broken")), "before-effect", FAST, RUNTIME)
+def test_a_resume_release_that_cannot_import_the_target_is_an_error_not_a_refusal(runtime):
+    result = run_point(upgrade(("1.0", "accept"), ("2.0", "broken")), "before-effect", FAST, runtime)
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("on the resume release (B): a clean run (no kill) ended (exit code 1)")
     assert "cannot import name 'Workflow'" in result.stderr
@@ -66,7 +67,7 @@ def test_a_resume_release_that_cannot_import_the_target_is_an_error_not_a_refusa
 
 def test_a_target_without_a_resume_command_is_refused_before_anything_runs():
     with pytest.raises(ValueError, match="two commands"):
-        run_point(Target(name="agent", argv=(sys.executable, AGENT), scenario="resume-after-upgrade"), "after-effect")
+        run_point(Target(name="agent", argv=AGENT, scenario="resume-after-upgrade"), "after-effect")
 
 
 @requires("agent_framework")
