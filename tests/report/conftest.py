@@ -24,6 +24,27 @@ def current_kernel(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def forked_kernel(tmp_path_factory):
+    """This test run's Python as a kernel forked, for each notebook, from a template that imported what a
+    findings notebook's kernel imports (tests/report/kernel_forks.py): for the notebook smokes, which prove
+    that each notebook runs and writes its record, not how fast a kernel starts cold (current_kernel does)."""
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from kernel_forks import NAME, Template
+
+    sockets = Path(tempfile.mkdtemp(prefix="pp-"))  # short: AF_UNIX paths stop at 107 bytes
+    template = Template(tmp_path_factory.mktemp("forked"), sockets)
+    try:
+        yield environment.KernelEnv(kernel=NAME, python=Path(sys.executable), jupyter_path=template.jupyter_path)
+    finally:
+        template.close()
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
 def whole_run(tmp_path_factory, current_kernel):
     """The tiny finding's two pin sets run here one after another, as `plugpull report` does by default:
     the reference the Dask executor and `merge` of split runs are compared with."""

@@ -50,12 +50,14 @@ TINY = {
         "targets": ["langgraph-functional"],
         "options": {"key": ["none"]},
     },
-    # Every boundary: LangGraph sync, killed after the refund only (one line of the map).
+    # Every boundary: Agent Framework's control variant, killed after the first charge only (one line of the map).
+    # Agent Framework rather than LangGraph: its fork server imports in ~0.4 CPU-s, LangGraph's in ~1.8 (the
+    # LangGraph map's lines are tested in tests/scenarios and tests/targets).
     "boundary-map": {
         "points": ["after"],
-        "targets": ["langgraph"],
-        "options": {"durability": ["sync"], "key": ["none"]},
-        "boundaries": ["effect refund 1"],
+        "targets": ["agent-framework"],
+        "options": {"variant": ["control"]},
+        "boundaries": ["effect charge_card:A 1"],
     },
     # Two frameworks, both in the more-frameworks group: Pydantic AI's deferred tools, approved twice.
     "resume-after-approval-more-frameworks": {
@@ -100,11 +102,11 @@ TINY = {
 # Findings whose notebook starts a throwaway server (plugpull.postgres): skipped, saying why, where none can start.
 NEEDS_SERVER = {"postgresql-stores"}
 # What the record's lines are called when a point expands into one line per boundary.
-LINES = {"boundary-map": ["after effect refund 1"], "agent-framework-8292": ["after-effect"] * 3}
+LINES = {"boundary-map": ["after effect charge_card:A 1"], "agent-framework-8292": ["after-effect"] * 3}
 
 
 @pytest.fixture(scope="module")
-def smoke(current_kernel, tmp_path_factory):
+def smoke(forked_kernel, tmp_path_factory):
     """A finding's notebook run once with its TINY parameters, for every test of this module that reads that run
     (the 8292 smoke and the timing-line test: a notebook run is 3-7 CPU-s, a kernel and pandas and matplotlib
     imported each time): ``smoke(finding)`` gives the papermill run, the executed notebook and the record."""
@@ -131,7 +133,7 @@ def smoke(current_kernel, tmp_path_factory):
             scratch = Path(tempfile.mkdtemp(prefix="pp-"))
             try:
                 runs[finding.id] = (
-                    ipynb.execute(finding.notebook, out, current_kernel, parameters, scratch),
+                    ipynb.execute(finding.notebook, out, forked_kernel, parameters, scratch),
                     out,
                     results,
                 )
@@ -173,10 +175,10 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
 
 
 @pytest.mark.parametrize("finding", MISSING, ids=lambda f: f.id)
-def test_without_its_framework_the_notebook_says_so_and_records_no_result(finding, current_kernel, tmp_path, short_tmp):
+def test_without_its_framework_the_notebook_says_so_and_records_no_result(finding, forked_kernel, tmp_path, short_tmp):
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, "repeats": 1, "pin": "smoke", "results_path": str(results)}
-    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)
+    run = ipynb.execute(finding.notebook, out, forked_kernel, parameters, short_tmp)
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["error"] is None and doc["results"] == []
