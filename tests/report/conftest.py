@@ -26,8 +26,9 @@ def current_kernel(tmp_path_factory):
 @pytest.fixture(scope="session")
 def forked_kernel(tmp_path_factory):
     """This test run's Python as a kernel forked, for each notebook, from a template that imported what a
-    findings notebook's kernel imports (tests/report/kernel_forks.py): for the notebook smokes, which prove
-    that each notebook runs and writes its record, not how fast a kernel starts cold (current_kernel does)."""
+    findings notebook's kernel imports (tests/report/kernel_forks.py): for the notebook smokes and the tests of
+    what a run writes (witnesses, sweeps, merges), not of how a kernel starts cold (test_pipeline.py's, with
+    current_kernel, and the Dask test's workers)."""
     import shutil
     import sys
     import tempfile
@@ -45,9 +46,9 @@ def forked_kernel(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def whole_run(tmp_path_factory, current_kernel):
+def whole_run(tmp_path_factory, forked_kernel):
     """The tiny finding's two pin sets run here one after another, as `plugpull report` does by default:
-    the reference the Dask executor and `merge` of split runs are compared with."""
+    the reference the Dask executor (whose workers start cold kernels) and `merge` of split runs are compared with."""
     from tiny import tiny_repo
 
     from plugpull.report.harness import cli, executors, pipeline
@@ -56,5 +57,5 @@ def whole_run(tmp_path_factory, current_kernel):
     root = tiny_repo(tmp_path_factory.mktemp("whole") / "repo")
     finding = load_all(root)["demo"]
     jobs = [pipeline.Job(finding, pin, {}) for pin in finding.pins]
-    assert cli.run_all(jobs, root, executors.Local(make_env=lambda job: current_kernel)) == 0
+    assert cli.run_all(jobs, root, executors.Local(make_env=lambda job: forked_kernel)) == 0
     return root

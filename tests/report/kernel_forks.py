@@ -36,7 +36,9 @@ PRELOAD = ("ipykernel.kernelapp", "IPython", "pandas", "matplotlib.pyplot", "plu
 # ipykernel sets this default before the kernel imports matplotlib (ipykernel/kernelapp.py, init_gui_pylab);
 # matplotlib reads it once, at import, so the template sets it first, as the kernel would.
 INLINE = "module://matplotlib_inline.backend_inline"
-NAME = "plugpull-forked"
+# environment.current's name: the kernel is this Python's environment, as there; a record names it, and the
+# Dask test compares records of these kernels with records of its workers' cold ones.
+NAME = "plugpull-current"
 
 
 def serve(path: str) -> None:
