@@ -62,8 +62,10 @@ def serve(path: str) -> None:
     signal.set_wakeup_fd(wake_w)
     print("ready", flush=True)
     kernels: dict[int, socket.socket] = {}  # kernel pid -> its launcher's connection
+    orphans: set[int] = set()  # kernels SIGKILLed because their launcher died, until reaped
     while True:
-        ready, _, _ = select.select([listener, sys.stdin, wake_r, *kernels.values()], [], [])
+        launchers = [conn for pid, conn in kernels.items() if pid not in orphans]
+        ready, _, _ = select.select([listener, sys.stdin, wake_r, *launchers], [], [])
         if sys.stdin in ready and not sys.stdin.buffer.read1(1):
             break
         if wake_r in ready:
@@ -85,8 +87,10 @@ def serve(path: str) -> None:
                     pass
                 conn.close()
                 del kernels[pid]
+                orphans.discard(pid)
             elif conn in ready and not conn.recv(1):  # the launcher died (SIGKILLed): so does its kernel
                 kill_group(pid)
+                orphans.add(pid)
     for pid in kernels:
         kill_group(pid)
         os.waitpid(pid, 0)
