@@ -27,7 +27,7 @@ FRAMEWORK_MODULES = {
     "test_forkserver.py",
 }
 # Fixtures that start a Jupyter kernel (tests/report/conftest.py).
-KERNEL_FIXTURES = {"current_kernel", "whole_run"}
+KERNEL_FIXTURES = {"current_kernel", "forked_kernel", "whole_run"}
 # What implies slow: each such test takes seconds, not milliseconds (network: uv builds venvs or resolves).
 SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
 

@@ -24,9 +24,31 @@ def current_kernel(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def whole_run(tmp_path_factory, current_kernel):
+def forked_kernel(tmp_path_factory):
+    """This test run's Python as a kernel forked, for each notebook, from a template that imported what a
+    findings notebook's kernel imports (tests/report/kernel_forks.py): for the notebook smokes and the tests of
+    what a run writes (witnesses, sweeps, merges), not of how a kernel starts cold (test_pipeline.py's, with
+    current_kernel, and the Dask test's workers)."""
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from kernel_forks import NAME, Template
+
+    sockets = Path(tempfile.mkdtemp(prefix="pp-"))  # short: AF_UNIX paths stop at 107 bytes
+    template = Template(tmp_path_factory.mktemp("forked"), sockets)
+    try:
+        yield environment.KernelEnv(kernel=NAME, python=Path(sys.executable), jupyter_path=template.jupyter_path)
+    finally:
+        template.close()
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def whole_run(tmp_path_factory, forked_kernel):
     """The tiny finding's two pin sets run here one after another, as `plugpull report` does by default:
-    the reference the Dask executor and `merge` of split runs are compared with."""
+    the reference the Dask executor (whose workers start cold kernels) and `merge` of split runs are compared with."""
     from tiny import tiny_repo
 
     from plugpull.report.harness import cli, executors, pipeline
@@ -35,5 +57,5 @@ def whole_run(tmp_path_factory, current_kernel):
     root = tiny_repo(tmp_path_factory.mktemp("whole") / "repo")
     finding = load_all(root)["demo"]
     jobs = [pipeline.Job(finding, pin, {}) for pin in finding.pins]
-    assert cli.run_all(jobs, root, executors.Local(make_env=lambda job: current_kernel)) == 0
+    assert cli.run_all(jobs, root, executors.Local(make_env=lambda job: forked_kernel)) == 0
     return root

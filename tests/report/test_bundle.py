@@ -690,12 +690,17 @@ def test_the_agent_framework_8292_bundle_runs_its_witness_in_a_fresh_venv_as_its
         shipped = sorted(folder.iterdir())
         failing = fresh_venv(folder, "requirements.txt", one.run_python)
         fixed = fresh_venv(folder, "requirements-fixed.txt", one.run_python)
-        for args, lines in one.arg_sets():
-            code, output = run_witness(failing, folder, list(args))
+        for n, (args, lines) in enumerate(one.arg_sets()):
+            # The first run is the README's command as is: each phase a new interpreter importing Agent Framework
+            # cold from the fresh venv. The others add the witness's --fork (each phase forked from the witness,
+            # still SIGKILLed for real: its docstring), which gives the same verdict and counts as a cold run
+            # (tests/findings/test_agent_framework_witnesses.py) for one import a run instead of three.
+            fork = ["--fork"] if n else []
+            code, output = run_witness(failing, folder, [*args, *fork])
             assert (code, output["verdict"], output["version"]) == (1, "FAIL", "1.19.0"), output
             for line in lines:
                 agrees(line, one.row, code, output)
-            code, output = run_witness(fixed, folder, list(args))
+            code, output = run_witness(fixed, folder, [*args, "--fork"])
             assert (code, output["verdict"], output["version"]) == (0, "PASS", "1.20.0"), output
             for line in lines:
                 judged = one.first_fixed.judged[line.label]

@@ -26,9 +26,9 @@ def split_run(root: Path, pin: str, kernel) -> Path:
     return outcome.files[".json"].parent
 
 
-def test_merging_split_runs_equals_one_whole_run(whole_run, tmp_path, current_kernel, capsys):
-    p1_folder = split_run(tiny_repo(tmp_path / "job-p1"), "p1", current_kernel)
-    p2_folder = split_run(tiny_repo(tmp_path / "job-p2"), "p2", current_kernel)
+def test_merging_split_runs_equals_one_whole_run(whole_run, tmp_path, forked_kernel, capsys):
+    p1_folder = split_run(tiny_repo(tmp_path / "job-p1"), "p1", forked_kernel)
+    p2_folder = split_run(tiny_repo(tmp_path / "job-p2"), "p2", forked_kernel)
     artifact = tmp_path / "artifacts" / "records-demo-p2"  # as upload-artifact lays it out: the files alone
     shutil.copytree(p2_folder, artifact)
     merged = tiny_repo(tmp_path / "merged")

@@ -1,12 +1,17 @@
 """Every findings notebook runs with papermill in this environment with tiny parameters (CI smoke), and is
-committed the way papermill needs it: no outputs, a kernelspec with a language, the finding's claim and links."""
+committed the way papermill needs it: no outputs, a kernelspec with a language, the finding's claim and links.
+The smokes' kernels are forked from a template that imported what a notebook's kernel imports (kernel_forks.py);
+the last tests hold those kernels to what jupyter_client expects of one."""
 
 import importlib.util
 import json
+import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -50,12 +55,14 @@ TINY = {
         "targets": ["langgraph-functional"],
         "options": {"key": ["none"]},
     },
-    # Every boundary: LangGraph sync, killed after the refund only (one line of the map).
+    # Every boundary: Agent Framework's control variant, killed after the first charge only (one line of the map).
+    # Agent Framework rather than LangGraph: its fork server imports in ~0.4 CPU-s, LangGraph's in ~1.8 (the
+    # LangGraph map's lines are tested in tests/scenarios and tests/targets).
     "boundary-map": {
         "points": ["after"],
-        "targets": ["langgraph"],
-        "options": {"durability": ["sync"], "key": ["none"]},
-        "boundaries": ["effect refund 1"],
+        "targets": ["agent-framework"],
+        "options": {"variant": ["control"]},
+        "boundaries": ["effect charge_card:A 1"],
     },
     # Two frameworks, both in the more-frameworks group: Pydantic AI's deferred tools, approved twice.
     "resume-after-approval-more-frameworks": {
@@ -100,11 +107,11 @@ TINY = {
 # Findings whose notebook starts a throwaway server (plugpull.postgres): skipped, saying why, where none can start.
 NEEDS_SERVER = {"postgresql-stores"}
 # What the record's lines are called when a point expands into one line per boundary.
-LINES = {"boundary-map": ["after effect refund 1"], "agent-framework-8292": ["after-effect"] * 3}
+LINES = {"boundary-map": ["after effect charge_card:A 1"], "agent-framework-8292": ["after-effect"] * 3}
 
 
 @pytest.fixture(scope="module")
-def smoke(current_kernel, tmp_path_factory):
+def smoke(forked_kernel, tmp_path_factory):
     """A finding's notebook run once with its TINY parameters, for every test of this module that reads that run
     (the 8292 smoke and the timing-line test: a notebook run is 3-7 CPU-s, a kernel and pandas and matplotlib
     imported each time): ``smoke(finding)`` gives the papermill run, the executed notebook and the record."""
@@ -131,7 +138,7 @@ def smoke(current_kernel, tmp_path_factory):
             scratch = Path(tempfile.mkdtemp(prefix="pp-"))
             try:
                 runs[finding.id] = (
-                    ipynb.execute(finding.notebook, out, current_kernel, parameters, scratch),
+                    ipynb.execute(finding.notebook, out, forked_kernel, parameters, scratch),
                     out,
                     results,
                 )
@@ -173,10 +180,10 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
 
 
 @pytest.mark.parametrize("finding", MISSING, ids=lambda f: f.id)
-def test_without_its_framework_the_notebook_says_so_and_records_no_result(finding, current_kernel, tmp_path, short_tmp):
+def test_without_its_framework_the_notebook_says_so_and_records_no_result(finding, forked_kernel, tmp_path, short_tmp):
     out, results = tmp_path / "out.ipynb", tmp_path / "record.json"
     parameters = {**finding.parameters, "repeats": 1, "pin": "smoke", "results_path": str(results)}
-    run = ipynb.execute(finding.notebook, out, current_kernel, parameters, short_tmp)
+    run = ipynb.execute(finding.notebook, out, forked_kernel, parameters, short_tmp)
     assert run.error is None, run.error
     doc = json.loads(results.read_text())
     assert doc["finding"] == finding.id and doc["error"] is None and doc["results"] == []
@@ -270,3 +277,69 @@ def test_the_timing_line_of_the_langgraph_finding_asks_for_20_runs_and_its_aimed
         ),
     ]
     assert FINDINGS["agent-framework-8292"].line_repeats() == []
+
+
+# --- the forked kernels the smokes run in (kernel_forks.py), here so that they share the smokes' template --------
+# A fresh process per start with the environment and folder jupyter_client started it with, interrupted by a
+# signal, and gone with its launcher when jupyter_client kills that.
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def value_of(client, code: str) -> str:
+    """The repr of the last expression of ``code``, run in the kernel."""
+    outputs = []
+    reply = client.execute_interactive(code, timeout=60, output_hook=outputs.append)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    [result] = [m for m in outputs if m["msg_type"] == "execute_result"]
+    return result["content"]["data"]["text/plain"]
+
+
+@pytest.fixture
+def kernel(forked_kernel, tmp_path, monkeypatch):
+    from jupyter_client.manager import KernelManager
+
+    monkeypatch.setenv("JUPYTER_PATH", str(forked_kernel.jupyter_path))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("PLUGPULL_TEST_MARK", "launch-time")
+    manager = KernelManager(kernel_name=forked_kernel.kernel)
+    manager.start_kernel(cwd=str(tmp_path))
+    client = manager.blocking_client()
+    client.start_channels()
+    client.wait_for_ready(timeout=60)
+    try:
+        yield manager, client
+    finally:
+        client.stop_channels()
+        if manager.has_kernel:
+            manager.shutdown_kernel(now=True)
+
+
+def test_a_forked_kernel_has_the_launchers_environment_and_folder_and_stops_on_a_signal(kernel, tmp_path):
+    manager, client = kernel
+    assert value_of(client, "import os; os.environ['PLUGPULL_TEST_MARK']") == "'launch-time'"
+    assert value_of(client, "os.getcwd()") == repr(str(tmp_path))
+    pid = int(value_of(client, "os.getpid()"))
+    assert pid != manager.provisioner.process.pid  # the launcher stands for it
+    client.execute("import time; time.sleep(60)")
+    time.sleep(0.5)
+    manager.interrupt_kernel()  # SIGINT to the launcher's group, relayed to the kernel's
+    reply = client.get_shell_msg(timeout=30)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    assert value_of(client, "os.getpid()") == str(pid)  # the same kernel, still answering
+
+
+def test_a_kernel_whose_launcher_is_killed_is_killed_too(kernel):
+    manager, client = kernel
+    pid = int(value_of(client, "import os; os.getpid()"))
+    os.killpg(manager.provisioner.process.pid, signal.SIGKILL)  # jupyter_client's last resort
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)

@@ -126,7 +126,7 @@ def demo(tmp_path: Path) -> Path:
 
 @pytest.mark.network  # uv pip compile resolves six against the index (uv's cache may answer)
 def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_names_the_verified_flip(
-    tmp_path, current_kernel, monkeypatch
+    tmp_path, forked_kernel, monkeypatch
 ):
     monkeypatch.setenv("PLUGPULL_CACHE_DIR", str(tmp_path / "cache"))
     root = demo(tmp_path)
@@ -137,7 +137,7 @@ def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_name
             if error is not None:
                 raise RuntimeError(error)
             job.pin.check_locked()  # the generated lock is hash-locked
-            return current_kernel
+            return forked_kernel
 
         pipeline.run(pipeline.Job(finding, pin, {}), commit="abc", make_env=make_env)
 
@@ -183,16 +183,16 @@ def test_a_bisecting_sweep_generates_locked_pin_sets_records_cannot_run_and_name
 
 
 def test_the_summary_notebook_writes_an_html_with_the_heatmap_as_svg_text_and_the_cells_as_a_table(
-    tmp_path, current_kernel, monkeypatch
+    tmp_path, forked_kernel, monkeypatch
 ):
     root = demo(tmp_path)
     finding = load_all(root)["demo"]
-    run = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit="abc", make_env=lambda job: current_kernel)
+    run = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit="abc", make_env=lambda job: forked_kernel)
     assert run.error is None
     (root / "notebooks" / "summary.ipynb").write_bytes(
         (Path(__file__).parents[2] / "notebooks" / "summary.ipynb").read_bytes()
     )
-    monkeypatch.setattr(environment, "current", lambda prefix: current_kernel)
+    monkeypatch.setattr(environment, "current", lambda prefix: forked_kernel)
     html = summary.write(root, "demo").read_text()
     assert "1.17.0" in html and "no flip" in html
     encoded = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', html)

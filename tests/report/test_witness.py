@@ -110,11 +110,11 @@ def demo_repo(root: Path, notebook: str = WRITES_A_FAIL) -> Path:
 
 
 def test_the_report_runs_the_witness_after_the_notebook_and_stores_it_in_a_schema_3_record(
-    tmp_path, current_kernel, private_tmp
+    tmp_path, forked_kernel, private_tmp
 ):
     root = demo_repo(tmp_path / "repo")
     finding = load_all(root)["demo"]
-    outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit="abc", make_env=lambda j: current_kernel)
+    outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit="abc", make_env=lambda j: forked_kernel)
     assert outcome.error is None, outcome.error
     doc = json.loads(outcome.files[".json"].read_text())
     assert doc["schema"] == 3 and record.problems(outcome.files[".json"], outcome.files[".json"].parents[1]) == []
@@ -136,33 +136,33 @@ def test_the_report_runs_the_witness_after_the_notebook_and_stores_it_in_a_schem
     assert list(private_tmp.iterdir()) == []
 
 
-def test_a_pin_pair_gives_its_witness_the_start_releases_python(tmp_path, current_kernel, private_tmp):
+def test_a_pin_pair_gives_its_witness_the_start_releases_python(tmp_path, forked_kernel, private_tmp):
     root = demo_repo(tmp_path / "repo")
     toml = root / "findings" / "demo" / "finding.toml"
     toml.write_text(
         toml.read_text().replace('requirements = "pins/p1.txt"', 'from = "pins/p1.txt"\nrequirements = "pins/p1.txt"')
     )
     finding = load_all(root)["demo"]
-    both = replace(current_kernel, start_python=Path(sys.executable), start_lock_sha256="a" * 64)
+    both = replace(forked_kernel, start_python=Path(sys.executable), start_lock_sha256="a" * 64)
     outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: both)
     (entry,) = json.loads(outcome.files[".json"].read_text())["witnesses"]
     assert [r["output"]["detail"]["start_python"] for r in entry["runs"]] == [sys.executable] * 2
 
 
 def test_a_witness_that_disagrees_shows_why_in_the_html_and_a_missing_script_is_stored_as_an_error(
-    tmp_path, current_kernel, private_tmp
+    tmp_path, forked_kernel, private_tmp
 ):
     root = demo_repo(tmp_path / "repo")
     toml = root / "findings" / "demo" / "finding.toml"
     toml.write_text(toml.read_text().replace('args = ["--key", "none"], repeats = 2', 'args = ["--key", "order-1"]'))
     finding = load_all(root)["demo"]
-    outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: current_kernel)
+    outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: forked_kernel)
     html = outcome.files[".html"].read_text()
     assert "witness: PASS refund=1 (disagrees: witness PASS refund=1, claimed FAIL, refund=2)" in html
     assert "witness disagrees:" in html  # beside the headline too, not only in the table
 
     (root / "findings" / "demo" / "witness" / "kill.py").unlink()
-    outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: current_kernel)
+    outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: forked_kernel)
     (entry,) = json.loads(outcome.files[".json"].read_text())["witnesses"]
     assert entry["runs"] == [] and entry["error"] == "findings/demo/witness/kill.py does not exist"
     assert "could not run: findings/demo/witness/kill.py does not exist" in outcome.files[".html"].read_text()
