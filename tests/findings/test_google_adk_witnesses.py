@@ -1,10 +1,11 @@
 """The Google ADK witnesses (findings/*/witness/adk_*.py) run for real: framework only, their own SIGKILL, one JSON line.
 
-Each runs through the report's witness runner (a fresh cwd, no PLUGPULL_* in its environment) on the
-default environment's ADK (google-adk[db], so both session stores), and must give the verdict and counts
-its claims say; the racing one is timing, so only what holds in every run is asserted of it. Most lines run
-with --fork (each phase forked from the witness after one ADK import, not a new interpreter); one line of each
-script runs cold, as a reader and the records run it, and the killed-tool one also forked, to compare.
+Each runs on the default environment's ADK (google-adk[db], so both session stores) in a fresh cwd without
+PLUGPULL_* in its environment, and must give the verdict and counts its claims say; the racing one is timing, so
+only what holds in every run is asserted of it. Most lines run with --fork (each phase forked from the witness,
+not a new interpreter), the witness itself forked from the module's server that imported ADK once
+(witness_server); one line of each script runs cold through the report's witness runner, as a reader and the
+records run it, and the killed-tool one also forked, to compare.
 """
 
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 
 from installed import requires
 from plugpull.report.harness.witness import run_once
+from witness_server import WitnessServer
 
 pytestmark = [pytest.mark.witness, requires("google.adk", "sqlalchemy.ext.asyncio")]
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
@@ -22,8 +24,19 @@ KILLED = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "adk_killed_to
 RACING = FINDINGS / "resume-after-approval-more-frameworks" / "witness" / "adk_racing_approvers.py"
 
 
-def witness(script: Path, *args: str) -> dict:
-    run = run_once([sys.executable, str(script), *args], timeout=600)
+@pytest.fixture(scope="module")
+def server():
+    with WitnessServer([KILLED, RACING]) as server:
+        yield server
+
+
+def witness(script: Path, *args: str, server: WitnessServer | None = None) -> dict:
+    """The witness's output, checked to be whole; forked from ``server`` when given, else cold (run_once)."""
+    run = (
+        server.run(script, *args, timeout=600)
+        if server
+        else run_once([sys.executable, str(script), *args], timeout=600)
+    )
     output = run["output"]
     assert output is not None, run
     assert run["exit_code"] == {"PASS": 0, "FAIL": 1, "ERROR": 2}[output["verdict"]], run
@@ -40,14 +53,14 @@ def witness(script: Path, *args: str) -> dict:
         (["--confirmation", "--session", "database", "--point", "before-effect"], "PASS", 1),
     ],
 )
-def test_the_killed_tool_witness_gives_each_lines_verdict_forked(args, verdict, refunds):
-    output = witness(KILLED, *args, "--fork")
+def test_the_killed_tool_witness_gives_each_lines_verdict_forked(server, args, verdict, refunds):
+    output = witness(KILLED, *args, "--fork", server=server)
     assert (output["verdict"], output["counts"]) == (verdict, {"refund": refunds}), output["did"]
 
 
-def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_as_forked():
+def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_as_forked(server):
     cold = witness(KILLED, "--point", "before-effect")
-    forked = witness(KILLED, "--point", "before-effect", "--fork")
+    forked = witness(KILLED, "--point", "before-effect", "--fork", server=server)
     assert (cold["verdict"], cold["counts"]) == ("PASS", {"refund": 1}), cold["did"]
     assert (forked["verdict"], forked["counts"], forked["did"]) == (cold["verdict"], cold["counts"], cold["did"])
 
@@ -55,10 +68,11 @@ def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_a
 @pytest.mark.parametrize(
     "session, fork", [("sqlite", False), ("database", True)], ids=["sqlite-cold", "database-forked"]
 )
-def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(session, fork):
+def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(server, session, fork):
     # Two approvers, the fewest that race: what is asserted holds in every run of any size, and each approver run
     # cold is a process that imports ADK (about 2 CPU-s); the records run the default five (finding.toml), cold.
-    output = witness(RACING, "--session", session, "--approvers", "2", *(["--fork"] if fork else []))
+    args = ["--session", session, "--approvers", "2"]
+    output = witness(RACING, *args, "--fork", server=server) if fork else witness(RACING, *args)
     refunds, detail = output["counts"]["refund"], output["detail"]
     ran = [a for a in detail["approvers"] if a["ran_tool"]]
     assert refunds == len(ran) >= 1, output
