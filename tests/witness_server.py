@@ -57,7 +57,8 @@ class WitnessServer:
         self.server = ForkServer(sys.executable, modules[0], env, also=[*modules[1:], *dict.fromkeys(imports)])
 
     def run(self, script: Path, *args: str, timeout: float = 300) -> dict[str, Any]:
-        """One run of ``script`` with ``args`` (which should hold ``--fork``), as run_once stores a run."""
+        """One run of ``script`` with ``args`` (which should hold ``--fork``), as run_once stores a run, and the
+        tail of its ``stdout`` (which run_once does not keep)."""
         script = Path(script).resolve()
         assert script in self.scripts, script
         scratch = Path(tempfile.mkdtemp(prefix="plugpull-witness-"))
@@ -80,6 +81,7 @@ class WitnessServer:
             "timed_out": outcome.timed_out,
             "output": output,
             "stderr_tail": (outcome.stderr or "")[-2048:],
+            "stdout": outcome.stdout or "",
             "problem": f"timed out after {timeout:g} s" if outcome.timed_out else problem,
         }
 
