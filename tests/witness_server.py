@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -84,6 +85,15 @@ class WitnessServer:
             "stdout": outcome.stdout or "",
             "problem": f"timed out after {timeout:g} s" if outcome.timed_out else problem,
         }
+
+    def completed(self, script: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        """One run as ``subprocess.run([python, script, *args], capture_output=True, text=True)`` gives it (the
+        ends of its output, as run() keeps them)."""
+        run = self.run(script, *args, timeout=timeout)
+        assert not run["timed_out"] and run["exit_code"] is not None, run
+        return subprocess.CompletedProcess(
+            [sys.executable, str(script), *args], run["exit_code"], run["stdout"], run["stderr_tail"]
+        )
 
     def close(self) -> None:
         self.server.close()

@@ -34,10 +34,9 @@ def witness(tmp_path: Path, script: Path, *args: str) -> tuple[int, dict, subpro
 
 def forked(server: WitnessServer, script: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
     """witness() with --fork, the witness forked from ``server``: the same (exit code, output, run)."""
-    run = server.run(script, *args, "--fork")
-    assert run["output"] is not None, run
-    done = subprocess.CompletedProcess([script.name, *args, "--fork"], run["exit_code"], "", run["stderr_tail"])
-    return run["exit_code"], run["output"], done
+    run = server.completed(script, *args, "--fork")
+    last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
+    return run.returncode, json.loads(last), run
 
 
 DBOS_KILL_STEP = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "dbos_kill_step.py"

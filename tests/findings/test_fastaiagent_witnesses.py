@@ -37,13 +37,10 @@ def witness(
 ) -> tuple[int, dict, subprocess.CompletedProcess]:
     """(exit code, last stdout line, run): with ``server``, the witness forked from it with --fork; else cold."""
     if server is not None:
-        run = server.run(WITNESSES / script, *args, "--fork")
-        assert run["output"] is not None, run
-        done = subprocess.CompletedProcess([script, *args, "--fork"], run["exit_code"], "", run["stderr_tail"])
-        return run["exit_code"], run["output"], done
-    run = subprocess.run(
-        [sys.executable, str(WITNESSES / script), *args], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
+        run = server.completed(WITNESSES / script, *args, "--fork")
+    else:
+        argv = [sys.executable, str(WITNESSES / script), *args]
+        run = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300)
     last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
     return run.returncode, json.loads(last), run
 
