@@ -23,11 +23,12 @@ FINDINGS = Path(__file__).parent.parent.parent / "findings"
 KILL = FINDINGS / "langgraph-kill-mid-tool" / "witness" / "kill_mid_tool.py"
 FUNCTIONAL = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "langgraph_functional.py"
 APPROVAL = FINDINGS / "resume-after-approval" / "witness" / "langgraph_approval.py"
+CANCEL = FINDINGS / "cancel-mid-stream" / "witness" / "langgraph_cancel.py"
 
 
 @pytest.fixture(scope="module")
 def server():
-    with WitnessServer([KILL, FUNCTIONAL, APPROVAL]) as server:
+    with WitnessServer([KILL, FUNCTIONAL, APPROVAL, CANCEL]) as server:
         yield server
 
 
@@ -110,6 +111,22 @@ def test_the_approval_witness_run_cold_recovers_a_kill_after_the_refund_by_refun
     cold = witness(APPROVAL, *args)
     assert line(cold) == ("FAIL", {"refund": 2}), cold["did"]
     assert line(witness(APPROVAL, *args, "--fork", server=server)) == line(cold)
+
+
+@pytest.mark.parametrize(
+    "args, verdict",
+    [
+        (["--point", "model-stream"], "FAIL"),
+        (["--point", "model-stream", "--style", "keyboard-interrupt", "--durability", "sync"], "PASS"),
+        (["--point", "after-final-answer"], "FAIL"),
+    ],
+    ids=["model-stream", "model-stream-ctrl-c-sync", "after-final-answer"],
+)
+def test_the_cancel_witness_forked_from_the_server_gives_each_lines_verdict(server, args, verdict):
+    # The cancel witness is one process with no phases (no --fork of its own): forked from the server it runs all of
+    # its code but LangGraph's import, a fraction of a CPU-second where a cold run costs ~1.5. The records run it cold.
+    output = witness(CANCEL, *args, server=server)
+    assert line(output) == (verdict, {"refund": 1}), output["did"]
 
 
 def test_fork_off_linux_is_a_one_line_usage_error(monkeypatch, capsys):
