@@ -12,6 +12,12 @@ What differs from ``python script.py ... --fork``: the framework's modules were 
 script's own import loop finds them in place (as every phase forked by a fork server does, docs/DECISIONS.md
 "Harness core and processes"), and the server's process sits between pytest and the witness. Each script keeps
 its cold line run by the report's runner (run_once) in a fresh interpreter, as the records run it.
+
+A server imports what all its scripts' phases import, so scripts share one only where that adds nothing a racing
+line's phases import late: ADK's racing approvers import its run-time modules after their barrier, and warm ones
+race differently (docs/DECISIONS.md, "Witness scripts take `--fork`"), so that witness is not forked from the
+server that holds the killed-tool witness's imports. The LangGraph server adds to the racing approval witness's
+imports only langgraph.func, the async SQLite saver (aiosqlite) and the scripts themselves, none on its path.
 """
 
 from __future__ import annotations

@@ -3,9 +3,12 @@
 Each runs on the default environment's ADK (google-adk[db], so both session stores) in a fresh cwd without
 PLUGPULL_* in its environment, and must give the verdict and counts its claims say; the racing one is timing, so
 only what holds in every run is asserted of it. Most lines run with --fork (each phase forked from the witness,
-not a new interpreter), the witness itself forked from the module's server that imported ADK once
-(witness_server); one line of each script runs cold through the report's witness runner, as a reader and the
-records run it, and the killed-tool one also forked, to compare.
+not a new interpreter); the killed-tool ones fork the witness itself from the module's server that imported ADK
+once (witness_server); one line of each script runs cold through the report's witness runner, as a reader and the
+records run it, and the killed-tool one also forked, to compare. The racing witness's forked line starts its own
+process, as before: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
+racing approvers import only after their barrier, as cold ones do (docs/DECISIONS.md, "Witness scripts take
+`--fork`": warm approvers race differently).
 """
 
 import subprocess
@@ -26,7 +29,7 @@ RACING = FINDINGS / "resume-after-approval-more-frameworks" / "witness" / "adk_r
 
 @pytest.fixture(scope="module")
 def server():
-    with WitnessServer([KILLED, RACING]) as server:
+    with WitnessServer([KILLED]) as server:
         yield server
 
 
@@ -68,11 +71,10 @@ def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_a
 @pytest.mark.parametrize(
     "session, fork", [("sqlite", False), ("database", True)], ids=["sqlite-cold", "database-forked"]
 )
-def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(server, session, fork):
+def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(session, fork):
     # Two approvers, the fewest that race: what is asserted holds in every run of any size, and each approver run
     # cold is a process that imports ADK (about 2 CPU-s); the records run the default five (finding.toml), cold.
-    args = ["--session", session, "--approvers", "2"]
-    output = witness(RACING, *args, "--fork", server=server) if fork else witness(RACING, *args)
+    output = witness(RACING, "--session", session, "--approvers", "2", *(["--fork"] if fork else []))
     refunds, detail = output["counts"]["refund"], output["detail"]
     ran = [a for a in detail["approvers"] if a["ran_tool"]]
     assert refunds == len(ran) >= 1, output
