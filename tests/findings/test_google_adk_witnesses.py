@@ -7,8 +7,8 @@ not a new interpreter); the killed-tool ones fork the witness itself from the mo
 once (witness_server); one line of each script runs cold through the report's witness runner, as a reader and the
 records run it, and the killed-tool one also forked, to compare. The racing witness's forked line starts its own
 process, as before: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
-racing approvers import only after their barrier, as cold ones do (docs/DECISIONS.md, "Witness scripts take
-`--fork`": warm approvers race differently).
+racing approvers import only after their barrier, as cold ones do: warm approvers race differently
+(docs/DECISIONS.md, "Issue 21: one shape").
 """
 
 import subprocess
