@@ -1,10 +1,12 @@
 """The DBOS and Pydantic AI witnesses (findings/*/witness/): the framework only, their own SIGKILL.
 
-Most lines run with --fork (each child forked from the witness after one framework import, DBOS launched only in
-the children); one line of each script runs cold, as a reader and the records run it.
+Most lines run with --fork (each child forked from the witness, DBOS launched only in the children), the witness
+itself forked from the module's server that imported DBOS and Pydantic AI once (witness_server); one line of each
+script runs cold, a new interpreter for the witness and each child, as a reader and the records run it.
 """
 
 import importlib.metadata
+import importlib.util
 import json
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import pytest
 
 from dbos_recovery import pending_watch
 from installed import requires
+from witness_server import WitnessServer
 
 pytestmark = [pytest.mark.witness, requires("dbos")]
 
@@ -29,7 +32,27 @@ def witness(tmp_path: Path, script: Path, *args: str) -> tuple[int, dict, subpro
     return run.returncode, json.loads(last), run
 
 
+def forked(server: WitnessServer, script: Path, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
+    """witness() with --fork, the witness forked from ``server``: the same (exit code, output, run)."""
+    run = server.completed(script, *args, "--fork")
+    last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
+    return run.returncode, json.loads(last), run
+
+
 DBOS_KILL_STEP = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "dbos_kill_step.py"
+KILL_TOOL = "kill-mid-tool-more-frameworks/witness/pydantic_ai_kill_tool.py"
+KILLED_APPROVAL = "resume-after-approval-more-frameworks/witness/pydantic_ai_killed_approval.py"
+
+
+@pytest.fixture(scope="module")
+def server():
+    """DBOS and, where installed, Pydantic AI's DBOS agent imported once for the module's forked lines."""
+    scripts = [DBOS_KILL_STEP]
+    if importlib.util.find_spec("pydantic_ai") is not None:
+        scripts += [FINDINGS / KILL_TOOL, FINDINGS / KILLED_APPROVAL]
+    with WitnessServer(scripts) as server:
+        yield server
+
 
 # The same-version recoveries of this module: seconds from launch() returning to SUCCESS (the witness's detail).
 RECOVERIES: list[float] = []
@@ -49,17 +72,20 @@ def watch_pending() -> float:
 
 
 @pytest.mark.parametrize(
-    "args, code, verdict, refunds",
+    "point, fork, code, verdict, refunds",
     [
-        (["--point", "before-effect"], 0, "PASS", 1),
-        (["--point", "after-effect", "--fork"], 1, "FAIL", 2),
-        (["--point", "before-effect", "--fork"], 0, "PASS", 1),
+        ("before-effect", False, 0, "PASS", 1),
+        ("after-effect", True, 1, "FAIL", 2),
+        ("before-effect", True, 0, "PASS", 1),
     ],
     ids=["before-effect-cold", "after-effect-forked", "before-effect-forked"],
 )
-def test_dbos_reruns_the_step_in_flight_when_it_recovers_the_workflow(tmp_path, args, code, verdict, refunds):
+def test_dbos_reruns_the_step_in_flight_when_it_recovers_the_workflow(
+    tmp_path, server, point, fork, code, verdict, refunds
+):
     # before-effect runs cold (as a reader runs it) and forked: both must give what the line claims.
-    got, out, run = witness(tmp_path, DBOS_KILL_STEP, *args)
+    args = ["--point", point]
+    got, out, run = forked(server, DBOS_KILL_STEP, *args) if fork else witness(tmp_path, DBOS_KILL_STEP, *args)
     assert (out["witness"], out["version"]) == ("dbos_kill_step", importlib.metadata.version("dbos"))
     assert (got, out["verdict"], out["counts"], out["detail"]["status"]) == (
         code,
@@ -71,9 +97,9 @@ def test_dbos_reruns_the_step_in_flight_when_it_recovers_the_workflow(tmp_path, 
 
 
 @pytest.mark.parametrize("point, refunds", [("before-effect", 0), ("after-effect", 1)])
-def test_dbos_leaves_another_application_versions_workflow_pending(tmp_path, watch_pending, point, refunds):
-    got, out, run = witness(
-        tmp_path, DBOS_KILL_STEP, "--point", point, "--app-version", "changed", "--wait", str(watch_pending), "--fork"
+def test_dbos_leaves_another_application_versions_workflow_pending(server, watch_pending, point, refunds):
+    got, out, run = forked(
+        server, DBOS_KILL_STEP, "--point", point, "--app-version", "changed", "--wait", str(watch_pending)
     )
     assert (out["witness"], out["version"]) == ("dbos_kill_step", importlib.metadata.version("dbos"))
     assert (got, out["verdict"], out["counts"], out["detail"]["status"]) == (
@@ -83,10 +109,6 @@ def test_dbos_leaves_another_application_versions_workflow_pending(tmp_path, wat
         "PENDING",
     ), run.stderr
     assert out["detail"]["seconds"] >= watch_pending and "left it PENDING" in out["did"], out
-
-
-KILL_TOOL = "kill-mid-tool-more-frameworks/witness/pydantic_ai_kill_tool.py"
-KILLED_APPROVAL = "resume-after-approval-more-frameworks/witness/pydantic_ai_killed_approval.py"
 
 
 @pytest.mark.parametrize(
@@ -106,9 +128,10 @@ KILLED_APPROVAL = "resume-after-approval-more-frameworks/witness/pydantic_ai_kil
 )
 @requires("pydantic_ai.durable_exec.dbos")
 def test_pydantic_ais_dbos_agent_runs_a_function_tool_again_when_killed_after_its_effect(
-    tmp_path, script, point, fork, code, verdict, refunds
+    tmp_path, server, script, point, fork, code, verdict, refunds
 ):
     # One line of each script runs cold, as a reader runs it; the other forked.
-    got, out, run = witness(tmp_path, FINDINGS / script, "--point", point, *(["--fork"] if fork else []))
+    args = [FINDINGS / script, "--point", point]
+    got, out, run = forked(server, *args) if fork else witness(tmp_path, *args)
     assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr

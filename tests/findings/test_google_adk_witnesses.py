@@ -1,10 +1,14 @@
 """The Google ADK witnesses (findings/*/witness/adk_*.py) run for real: framework only, their own SIGKILL, one JSON line.
 
-Each runs through the report's witness runner (a fresh cwd, no PLUGPULL_* in its environment) on the
-default environment's ADK (google-adk[db], so both session stores), and must give the verdict and counts
-its claims say; the racing one is timing, so only what holds in every run is asserted of it. Most lines run
-with --fork (each phase forked from the witness after one ADK import, not a new interpreter); one line of each
-script runs cold, as a reader and the records run it, and the killed-tool one also forked, to compare.
+Each runs on the default environment's ADK (google-adk[db], so both session stores) in a fresh cwd without
+PLUGPULL_* in its environment, and must give the verdict and counts its claims say; the racing one is timing, so
+only what holds in every run is asserted of it. Most lines run with --fork (each phase forked from the witness,
+not a new interpreter); the killed-tool ones fork the witness itself from the module's server that imported ADK
+once (witness_server); one line of each script runs cold through the report's witness runner, as a reader and the
+records run it, and the killed-tool one also forked, to compare. The racing witness's forked line starts its own
+process, as before: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
+racing approvers import only after their barrier, as cold ones do: warm approvers race differently
+(docs/DECISIONS.md, "Issue 21: one shape").
 """
 
 import subprocess
@@ -15,6 +19,7 @@ import pytest
 
 from installed import requires
 from plugpull.report.harness.witness import run_once
+from witness_server import WitnessServer
 
 pytestmark = [pytest.mark.witness, requires("google.adk", "sqlalchemy.ext.asyncio")]
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
@@ -22,8 +27,19 @@ KILLED = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "adk_killed_to
 RACING = FINDINGS / "resume-after-approval-more-frameworks" / "witness" / "adk_racing_approvers.py"
 
 
-def witness(script: Path, *args: str) -> dict:
-    run = run_once([sys.executable, str(script), *args], timeout=600)
+@pytest.fixture(scope="module")
+def server():
+    with WitnessServer([KILLED]) as server:
+        yield server
+
+
+def witness(script: Path, *args: str, server: WitnessServer | None = None) -> dict:
+    """The witness's output, checked to be whole; forked from ``server`` when given, else cold (run_once)."""
+    run = (
+        server.run(script, *args, timeout=600)
+        if server
+        else run_once([sys.executable, str(script), *args], timeout=600)
+    )
     output = run["output"]
     assert output is not None, run
     assert run["exit_code"] == {"PASS": 0, "FAIL": 1, "ERROR": 2}[output["verdict"]], run
@@ -40,14 +56,14 @@ def witness(script: Path, *args: str) -> dict:
         (["--confirmation", "--session", "database", "--point", "before-effect"], "PASS", 1),
     ],
 )
-def test_the_killed_tool_witness_gives_each_lines_verdict_forked(args, verdict, refunds):
-    output = witness(KILLED, *args, "--fork")
+def test_the_killed_tool_witness_gives_each_lines_verdict_forked(server, args, verdict, refunds):
+    output = witness(KILLED, *args, "--fork", server=server)
     assert (output["verdict"], output["counts"]) == (verdict, {"refund": refunds}), output["did"]
 
 
-def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_as_forked():
+def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_as_forked(server):
     cold = witness(KILLED, "--point", "before-effect")
-    forked = witness(KILLED, "--point", "before-effect", "--fork")
+    forked = witness(KILLED, "--point", "before-effect", "--fork", server=server)
     assert (cold["verdict"], cold["counts"]) == ("PASS", {"refund": 1}), cold["did"]
     assert (forked["verdict"], forked["counts"], forked["did"]) == (cold["verdict"], cold["counts"], cold["did"])
 

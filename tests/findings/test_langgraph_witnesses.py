@@ -1,10 +1,10 @@
 """The LangGraph witnesses (findings/*/witness/*.py) run for real: framework only, their own SIGKILL, one JSON line.
 
-Each runs through the report's witness runner (a fresh cwd, no PLUGPULL_* in its environment) on the
-default environment's LangGraph, and must give the verdict and counts its claims say. Most lines run with
-``--fork`` (LangGraph imported once, each phase a process forked from the witness); one line per script runs
-cold, each phase a new interpreter, as a reader and the records run it, and forked on the same line gives
-the same verdict and counts.
+Each runs on the default environment's LangGraph in a fresh cwd without PLUGPULL_* in its environment, and must
+give the verdict and counts its claims say. Most lines run with ``--fork`` (each phase a process forked from the
+witness), the witness itself forked from the module's server that imported LangGraph once (witness_server); one
+line per script runs cold through the report's witness runner, each phase a new interpreter, as a reader and the
+records run it, and forked on the same line gives the same verdict and counts.
 """
 
 import importlib.util
@@ -16,16 +16,25 @@ import pytest
 
 from installed import requires
 from plugpull.report.harness.witness import run_once
+from witness_server import WitnessServer
 
 pytestmark = [pytest.mark.witness, requires("langgraph")]
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
 KILL = FINDINGS / "langgraph-kill-mid-tool" / "witness" / "kill_mid_tool.py"
 FUNCTIONAL = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "langgraph_functional.py"
 APPROVAL = FINDINGS / "resume-after-approval" / "witness" / "langgraph_approval.py"
+CANCEL = FINDINGS / "cancel-mid-stream" / "witness" / "langgraph_cancel.py"
 
 
-def witness(script: Path, *args: str) -> dict:
-    run = run_once([sys.executable, str(script), *args], timeout=300)
+@pytest.fixture(scope="module")
+def server():
+    with WitnessServer([KILL, FUNCTIONAL, APPROVAL, CANCEL]) as server:
+        yield server
+
+
+def witness(script: Path, *args: str, server: WitnessServer | None = None) -> dict:
+    """The witness's output, checked to be whole; forked from ``server`` when given, else cold (run_once)."""
+    run = server.run(script, *args) if server else run_once([sys.executable, str(script), *args], timeout=300)
     output = run["output"]
     assert output is not None, run
     assert run["exit_code"] == {"PASS": 0, "FAIL": 1, "ERROR": 2}[output["verdict"]], run
@@ -37,11 +46,11 @@ def line(output: dict) -> tuple:
     return output["verdict"], output["counts"]
 
 
-def test_the_kill_mid_tool_witness_run_cold_refunds_twice_and_forked_says_the_same():
+def test_the_kill_mid_tool_witness_run_cold_refunds_twice_and_forked_says_the_same(server):
     args = ["--durability", "sync", "--key", "none", "--point", "after-effect"]
     cold = witness(KILL, *args)
     assert line(cold) == ("FAIL", {"refund": 2}), cold["did"]
-    assert line(witness(KILL, *args, "--fork")) == line(cold)
+    assert line(witness(KILL, *args, "--fork", server=server)) == line(cold)
 
 
 @pytest.mark.parametrize(
@@ -55,19 +64,21 @@ def test_the_kill_mid_tool_witness_run_cold_refunds_twice_and_forked_says_the_sa
         (["--durability", "async", "--key", "tool-call-id", "--model-step", "saved"], "PASS", 1),
     ],
 )
-def test_the_kill_mid_tool_witness_forked_gives_each_lines_verdict(args, verdict, refunds):
-    output = witness(KILL, *args, "--fork")
+def test_the_kill_mid_tool_witness_forked_gives_each_lines_verdict(server, args, verdict, refunds):
+    output = witness(KILL, *args, "--fork", server=server)
     assert line(output) == (verdict, {"refund": refunds}), output["did"]
 
 
-def test_the_kill_mid_tool_witness_forked_still_starts_cold_under_another_interpreter(tmp_path):
+def test_the_kill_mid_tool_witness_forked_still_starts_cold_under_another_interpreter(server, tmp_path):
     # Another path to this venv's Python stands for another release's: the start must run under it, cold,
     # and only the resume is forked.
     calls = tmp_path / "calls"
     other = tmp_path / "python"
     other.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {sys.executable} "$@"\n')
     other.chmod(0o755)
-    output = witness(KILL, "--durability", "sync", "--key", "none", "--start-python", str(other), "--fork")
+    output = witness(
+        KILL, "--durability", "sync", "--key", "none", "--start-python", str(other), "--fork", server=server
+    )
     assert line(output) == ("FAIL", {"refund": 2}) and output["start_version"] == output["version"]
     started = calls.read_text().splitlines()
     assert len(started) == 2 and started[0].startswith("-c ") and started[1].endswith("--phase start"), started
@@ -83,23 +94,39 @@ def test_the_kill_mid_tool_witness_forked_still_starts_cold_under_another_interp
     ],
     ids=["cold", "forked-unsaved", "forked-saved"],
 )
-def test_the_functional_api_witness_gives_each_lines_verdict(args, verdict, refunds, fork):
-    output = witness(FUNCTIONAL, *args, *(["--fork"] if fork else []))
+def test_the_functional_api_witness_gives_each_lines_verdict(server, args, verdict, refunds, fork):
+    output = witness(FUNCTIONAL, *args, "--fork", server=server) if fork else witness(FUNCTIONAL, *args)
     assert line(output) == (verdict, {"refund": refunds}), output["did"]
     if not fork:
-        assert line(witness(FUNCTIONAL, *args, "--fork")) == line(output)
+        assert line(witness(FUNCTIONAL, *args, "--fork", server=server)) == line(output)
 
 
-def test_the_approval_witness_forked_counts_a_refund_per_racing_approver_that_ran_the_tool():
-    output = witness(APPROVAL, "--point", "racing-resumers", "--fork")
+def test_the_approval_witness_forked_counts_a_refund_per_racing_approver_that_ran_the_tool(server):
+    output = witness(APPROVAL, "--point", "racing-resumers", "--fork", server=server)
     assert output["verdict"] == "FAIL" and 2 <= output["counts"]["refund"] <= 5, output["did"]
 
 
-def test_the_approval_witness_run_cold_recovers_a_kill_after_the_refund_by_refunding_again_as_forked_does():
+def test_the_approval_witness_run_cold_recovers_a_kill_after_the_refund_by_refunding_again_as_forked_does(server):
     args = ["--point", "killed-after-effect", "--durability", "async"]
     cold = witness(APPROVAL, *args)
     assert line(cold) == ("FAIL", {"refund": 2}), cold["did"]
-    assert line(witness(APPROVAL, *args, "--fork")) == line(cold)
+    assert line(witness(APPROVAL, *args, "--fork", server=server)) == line(cold)
+
+
+@pytest.mark.parametrize(
+    "args, verdict",
+    [
+        (["--point", "model-stream"], "FAIL"),
+        (["--point", "model-stream", "--style", "keyboard-interrupt", "--durability", "sync"], "PASS"),
+        (["--point", "after-final-answer"], "FAIL"),
+    ],
+    ids=["model-stream", "model-stream-ctrl-c-sync", "after-final-answer"],
+)
+def test_the_cancel_witness_forked_from_the_server_gives_each_lines_verdict(server, args, verdict):
+    # The cancel witness is one process with no phases (no --fork of its own): forked from the server it runs all of
+    # its code but LangGraph's import, a fraction of a CPU-second where a cold run costs ~1.5. The records run it cold.
+    output = witness(CANCEL, *args, server=server)
+    assert line(output) == (verdict, {"refund": 1}), output["did"]
 
 
 def test_fork_off_linux_is_a_one_line_usage_error(monkeypatch, capsys):

@@ -1,7 +1,8 @@
 """The LlamaIndex Workflows witness (findings/kill-mid-tool-more-frameworks/witness/): the framework only, its own
 SIGKILL inside a step, the Context saved after the step before restored with Context.from_dict. The first line
 runs cold, each phase a new interpreter, as a reader and the records run it, and forked gives the same verdict
-and counts; the others run with ``--fork`` (the framework imported once, each phase forked from the witness)."""
+and counts; the others run with ``--fork`` (each phase forked from the witness), the witness itself forked from the
+module's server that imported the framework once (witness_server)."""
 
 import importlib.metadata
 import json
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from installed import requires
+from witness_server import WitnessServer
 
 pytestmark = [requires("workflows"), pytest.mark.witness]
 
@@ -20,10 +22,22 @@ SCRIPT = (
 )
 
 
+@pytest.fixture(scope="module")
+def server():
+    with WitnessServer([SCRIPT]) as server:
+        yield server
+
+
 def witness(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
     cwd.mkdir(exist_ok=True)
     run = subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
     return run, json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def forked(server: WitnessServer, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """witness() with --fork, the witness forked from ``server``."""
+    run = server.completed(SCRIPT, *args, "--fork")
+    return run, json.loads(run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null")
 
 
 @pytest.mark.parametrize(
@@ -36,15 +50,15 @@ def witness(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
     ids=["before-effect-cold", "after-effect-forked", "checkpointed-forked"],
 )
 def test_the_restored_context_runs_the_killed_step_again_from_its_saved_input(
-    tmp_path, point, key, code, verdict, refunds, fork
+    tmp_path, server, point, key, code, verdict, refunds, fork
 ):
     args = ["--point", point, "--key", key]
-    run, out = witness(tmp_path / "run", *args, *(["--fork"] if fork else []))
+    run, out = forked(server, *args) if fork else witness(tmp_path / "run", *args)
     assert (out["witness"], out["version"]) == (
         "llama_index_kill_step",
         importlib.metadata.version("llama-index-workflows"),
     )
     assert (run.returncode, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), (out, run.stderr)
     if not fork:
-        forked_run, forked = witness(tmp_path / "forked", *args, "--fork")
-        assert (forked_run.returncode, forked["verdict"], forked["counts"]) == (code, verdict, out["counts"])
+        forked_run, again = forked(server, *args)
+        assert (forked_run.returncode, again["verdict"], again["counts"]) == (code, verdict, out["counts"])

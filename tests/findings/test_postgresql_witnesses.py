@@ -1,8 +1,9 @@
 """witness/on_postgres.py: the SQLite findings' framework-only witnesses, run against a throwaway PostgreSQL server.
 
 Real frameworks, real SIGKILL, a real cluster started and removed by the wrapper (standard library only).
-Skips, saying why, where no cluster can start or the framework is missing. The wrapper passes --fork on to DBOS's
-witness (its phases forked after one DBOS import; tests/findings/test_dbos_witnesses.py runs it cold too).
+Skips, saying why, where no cluster can start or the framework is missing. The wrapper passes --fork on to the
+witness it runs (its phases forked after one framework import): tests/findings/test_dbos_witnesses.py and
+test_fastaiagent_witnesses.py run each of these witnesses cold too, and the records run them cold on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def test_dbos_on_postgresql_reruns_the_killed_step_and_the_wrapper_passes_its_ve
 
 def test_racing_fastaiagent_approvers_on_postgresql_refund_once(tmp_path):
     pytest.importorskip("psycopg_pool")
+    # Forked, the five approvers cost one FastAIAgent import instead of six; they still race on one PostgreSQL store.
     code, out = witness(
-        tmp_path, "../../resume-after-approval/witness/fastaiagent_racing_approvers.py", "--racers", "5"
+        tmp_path, "../../resume-after-approval/witness/fastaiagent_racing_approvers.py", "--racers", "5", "--fork"
     )
     assert out["counts"] == {"refund": 1}, out
     assert "on one PostgreSQL store: 1 ran the tool" in out["did"]

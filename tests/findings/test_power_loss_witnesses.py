@@ -1,7 +1,8 @@
 """The power-loss witnesses (findings/power-loss/witness/): the framework only, their own SIGKILL and power cut.
 
-The Agent Framework and DBOS lines with a cut run with --fork (each phase forked from the witness after one framework
-import); each script's plain-SIGKILL line runs cold, as a reader and the records run it, and ADK's one line too.
+The Agent Framework and DBOS lines with a cut run with --fork (each phase forked from the witness), the witness itself
+forked from the module's server that imported both frameworks once (witness_server); each script's plain-SIGKILL line
+runs cold, as a reader and the records run it, and ADK's one line too.
 """
 
 import importlib.metadata
@@ -14,16 +15,28 @@ from pathlib import Path
 import pytest
 
 from plugpull.powercut.mount import unavailable_reason
+from witness_server import WitnessServer
 
 pytestmark = pytest.mark.witness
 
 WITNESS = Path(__file__).parents[2] / "findings" / "power-loss" / "witness"
 
 
-def witness(tmp_path: Path, script: str, *args: str) -> tuple[int, dict, subprocess.CompletedProcess]:
-    run = subprocess.run(
-        [sys.executable, str(WITNESS / script), *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+@pytest.fixture(scope="module")
+def server():
+    with WitnessServer([WITNESS / "agent_framework_power_cut.py", WITNESS / "dbos_power_cut.py"]) as server:
+        yield server
+
+
+def witness(
+    tmp_path: Path, script: str, *args: str, server: WitnessServer | None = None
+) -> tuple[int, dict, subprocess.CompletedProcess]:
+    """(exit code, last stdout line, run): with ``server``, the witness forked from it with --fork; else cold."""
+    if server is not None:
+        run = server.completed(WITNESS / script, *args, "--fork")
+    else:
+        argv = [sys.executable, str(WITNESS / script), *args]
+        run = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
     return run.returncode, json.loads(last), run
 
@@ -41,10 +54,11 @@ def fuse():
     ids=["none-cold", "lazyfs-forked", "namespace-forked"],
 )
 def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(
-    tmp_path, cut, fork, code, verdict, charges_a
+    request, tmp_path, cut, fork, code, verdict, charges_a
 ):
     pytest.importorskip("agent_framework")
-    got, out, run = witness(tmp_path, "agent_framework_power_cut.py", "--cut", cut, *(["--fork"] if fork else []))
+    server = request.getfixturevalue("server") if fork else None
+    got, out, run = witness(tmp_path, "agent_framework_power_cut.py", "--cut", cut, server=server)
     assert (out["witness"], out["version"]) == (
         "agent_framework_power_cut",
         importlib.metadata.version("agent-framework-core"),
@@ -61,10 +75,13 @@ def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(
     [("none", False, 0, "PASS", 1), ("namespace", True, 1, "FAIL", 2), ("lazyfs", True, 0, "PASS", 1)],
     ids=["none-cold", "namespace-forked", "lazyfs-forked"],
 )
-def test_dbos_loses_its_last_commit_when_the_journals_unlink_is_lost(fuse, tmp_path, cut, fork, code, verdict, refunds):
+def test_dbos_loses_its_last_commit_when_the_journals_unlink_is_lost(
+    request, fuse, tmp_path, cut, fork, code, verdict, refunds
+):
     if importlib.util.find_spec("dbos") is None or importlib.util.find_spec("mfusepy") is None:
         pytest.skip("needs dbos and mfusepy (uv sync --group more-frameworks)")
-    got, out, run = witness(tmp_path, "dbos_power_cut.py", "--cut", cut, *(["--fork"] if fork else []))
+    server = request.getfixturevalue("server") if fork else None
+    got, out, run = witness(tmp_path, "dbos_power_cut.py", "--cut", cut, server=server)
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
     back = ["dbos.sqlite-journal is back: its unlink or rename was never made durable"]
     assert out["detail"]["lost"] == (back if cut == "namespace" else [])
