@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import pytest
 
+import shared_forks
+from plugpull.scenarios import Runtime
 from plugpull.targets import Target
 
 # pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
@@ -33,9 +35,15 @@ KERNEL_FIXTURES = {"current_kernel", "whole_run"}
 SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
 
 
+# First, so that xdist (--dist loadgroup) finds each test's group when it names the test after it.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
         path = Path(item.path).relative_to(TESTS)
+        # One worker for the tests that fork one framework's targets, so that it imports the framework once
+        # (tests/shared_forks.py); every other module is a group of its own, as with --dist loadfile.
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(shared_forks.group_of(path.name) or pytest.mark.xdist_group(path.as_posix()))
         in_folder = path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE
         if in_folder or path.as_posix() in FRAMEWORK_MODULES:
             item.add_marker(pytest.mark.framework)
@@ -49,6 +57,22 @@ def pytest_collection_modifyitems(items):
 
 def agent_target(script: str, *args: str) -> Target:
     return Target(name="agent", argv=(sys.executable, str(AGENTS / script), *args))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_fork_servers():
+    """This pytest process's fork servers (tests/shared_forks.py), stopped when its last test is done."""
+    yield shared_forks.FORKS
+    shared_forks.FORKS.stop()
+
+
+@pytest.fixture(scope="module")
+def forked():
+    """A runtime that forks built-in targets from the process's shared servers: one framework import per family.
+
+    Its clean runs are the module's, shared by its tests (a test passes the same Settings, so the same key)."""
+    with Runtime(forks=shared_forks.FORKS) as runtime:
+        yield runtime
 
 
 @pytest.fixture
