@@ -13,7 +13,7 @@ from plugpull.scenarios import Runtime
 from plugpull.targets import Target
 
 # pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "xdist_groups"]
 
 AGENTS = Path(__file__).parent / "agents"
 TESTS = Path(__file__).parent
@@ -35,7 +35,7 @@ KERNEL_FIXTURES = {"current_kernel", "whole_run"}
 SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
 
 
-# First, so that xdist (--dist loadgroup) finds each test's group when it names the test after it.
+# First, so that the groups are given before tests/xdist_groups.py tells them to xdist's controller (--dist loadgroup).
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:

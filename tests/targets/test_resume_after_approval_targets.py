@@ -52,6 +52,7 @@ def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(forked
             assert line[point].notes == [], (point, line[point].notes)
 
 
+# Its tests are in the Agents SDK's xdist group, all of them: another group's worker would run it again.
 @pytest.fixture(scope="module")
 def openai_agents(forked):
     return verdicts("openai-agents-approval", forked, option="design")
@@ -106,6 +107,7 @@ def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_
         assert "claim" not in result.message
 
 
+@shared_forks.group_of_built_in("openai-agents-approval")
 def test_an_agents_sdk_app_that_claims_the_stored_pause_and_keys_the_refund_refunds_once_at_every_point(openai_agents):
     # Issue 20: the plain design's FAILs are the app's; the SDK allows this one (an atomic claim of the
     # stored pause, ToolContext.tool_call_id as the refund's key, kept in the saved RunState).
