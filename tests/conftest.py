@@ -7,10 +7,12 @@ from typing import NamedTuple
 
 import pytest
 
+import shared_forks
 from forked_agents import AgentForks, KeptForks, forked_agent
+from plugpull.scenarios import Runtime
 
 # pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "xdist_groups"]
 
 AGENTS = Path(__file__).parent / "agents"
 TESTS = Path(__file__).parent
@@ -32,9 +34,15 @@ KERNEL_FIXTURES = {"current_kernel", "forked_kernel", "whole_run"}
 SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
 
 
+# First, so that the groups are given before tests/xdist_groups.py tells them to xdist's controller (--dist loadgroup).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
         path = Path(item.path).relative_to(TESTS)
+        # One worker for the tests that fork one framework's targets, so that it imports the framework once
+        # (tests/shared_forks.py); every other module is a group of its own, as with --dist loadfile.
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(shared_forks.group_of(path.name) or pytest.mark.xdist_group(path.as_posix()))
         in_folder = path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE
         if in_folder or path.as_posix() in FRAMEWORK_MODULES:
             item.add_marker(pytest.mark.framework)
@@ -59,6 +67,22 @@ def agent_forks():
         if forks is not None:
             forks.close()
         patch.undo()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_fork_servers():
+    """This pytest process's fork servers (tests/shared_forks.py), stopped when its last test is done."""
+    yield shared_forks.FORKS
+    shared_forks.FORKS.stop()
+
+
+@pytest.fixture(scope="module")
+def forked():
+    """A runtime that forks built-in targets from the process's shared servers: one framework import per family.
+
+    Its clean runs are the module's, shared by its tests (a test passes the same Settings, so the same key)."""
+    with Runtime(forks=shared_forks.FORKS) as runtime:
+        yield runtime
 
 
 @pytest.fixture

@@ -2,15 +2,15 @@
 
 import pytest
 
+import shared_forks
 from installed import requires
-from plugpull.forkserver import ForkServers
 from plugpull.rendering import summary_of
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.scenarios.resume_after_approval import run_point
 from plugpull.targets import Target, python_module
 
-pytestmark = requires("agents")
+pytestmark = [requires("agents"), shared_forks.group("agents")]
 
 SETTINGS = Settings(timeout=90)
 
@@ -20,12 +20,6 @@ AGENT = Target(
     argv=python_module("plugpull.examples.openai_agents_refund_approval"),
     scenario="resume-after-approval",
 )
-
-
-@pytest.fixture(scope="module")
-def forked():
-    with Runtime(forks=ForkServers()) as runtime:
-        yield runtime
 
 
 def test_a_second_approval_runs_the_tool_again_and_the_tool_call_id_keeps_one_refund(forked):

@@ -8,16 +8,16 @@ import importlib.metadata
 
 import pytest
 
+import shared_forks
 from installed import requires
 from plugpull import suite
 from plugpull.checks import prove_probe
-from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.lost_session_write import run_probe
 from plugpull.targets import BUILT_INS
 
-pytestmark = requires("agents")
+pytestmark = [requires("agents"), shared_forks.group("agents")]
 
 
 APP = BUILT_INS["openai-agents"].variants[0]
@@ -28,8 +28,9 @@ PIN = "0.22.2"
 @pytest.fixture(scope="module")
 def runtime():
     """The module's tests share the probe, and fork the app from a server that imported the Agents SDK once
-    (each phase is still a process of its own; the cold start is the CLI tests' and the witness's)."""
-    with Runtime(forks=ForkServers()) as runtime:
+    (tests/shared_forks.py; each phase is still a process of its own; the cold start is the CLI tests' and the
+    witness's)."""
+    with Runtime(forks=shared_forks.FORKS) as runtime:
         yield runtime
 
 

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 import pytest
 
+import shared_forks
 from installed import requires
 from plugpull import run_scenario
-from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.registry import REGISTRY
@@ -30,13 +30,7 @@ KEYED_BY_CALL_ORDER = tuple(int(p) for p in VERSION.split(".")[:2]) < (1, 20)
 SETTINGS = Settings(timeout=60)
 # The module's tests share their clean runs, and fork each phase from a server that imported agent_framework
 # once (each phase is still its own process group, SIGKILLed for real).
-RUNTIME = Runtime(forks=ForkServers())
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fork_server():
-    yield
-    RUNTIME.close()
+RUNTIME = Runtime(forks=shared_forks.FORKS)
 
 
 def variant(name: str):

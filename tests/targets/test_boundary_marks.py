@@ -1,10 +1,11 @@
 """Built-in agents mark their model calls and their framework's checkpoint saves (every-boundary).
 
-The targets are forked from the module's fork server (tests/targets/conftest.py): one framework import per
-module, each phase still a process group of its own, SIGKILLed for real. The runtime also shares a target's
+The targets are forked from the pytest process's fork servers (tests/shared_forks.py): one framework import per
+family, each phase still a process group of its own, SIGKILLed for real; each test is in its framework's xdist group. The runtime also shares a target's
 clean run between tests that ask for the same one, as one every-boundary run shares it between its lines.
 """
 
+import shared_forks
 from installed import requires
 from plugpull import boundaries, suite
 from plugpull.results import Verdict
@@ -21,6 +22,7 @@ def variant(name: str, **options):
 
 
 @requires("langgraph")
+@shared_forks.group_of_built_in("langgraph")
 def test_langgraphs_clean_run_lists_model_calls_checkpoint_saves_and_the_refund(forked):
     target = variant("langgraph", durability="sync", key="none")
     settings, runtime = Settings(timeout=120), forked
@@ -34,6 +36,7 @@ def test_langgraphs_clean_run_lists_model_calls_checkpoint_saves_and_the_refund(
 
 
 @requires("agent_framework")
+@shared_forks.group_of_built_in("agent-framework")
 def test_agent_frameworks_checkpoint_saves_are_boundaries(forked):
     target = variant("agent-framework", variant="control")
     labels = [s.label for s in boundaries.steps_of(clean_of(target, Settings(timeout=120), forked).trace)]
@@ -42,6 +45,7 @@ def test_agent_frameworks_checkpoint_saves_are_boundaries(forked):
 
 
 @requires("langgraph")
+@shared_forks.group_of_built_in("langgraph")
 def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting_the_input_again(forked):
     # Nothing of the run was saved: invoke(None, config) would raise EmptyInputError (by design,
     # langgraph/pregel/_loop.py); the example resubmits its input, as a correct app does (issue 20).
@@ -53,6 +57,7 @@ def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting
 
 
 @requires("agents")
+@shared_forks.group_of_built_in("openai-agents-approval")
 def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_died_before_saving_it(forked):
     # Issue 20: killed before its state-save, approve recorded nothing; the run is still paused and
     # recover approves paused.json again (a durable approval inbox redelivers), so the refund happens once.
@@ -64,6 +69,7 @@ def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_
 
 
 @requires("fastaiagent")
+@shared_forks.group_of_built_in("fastaiagent")
 def test_fastaiagent_killed_after_its_run_end_marker_recovers_by_reading_the_finished_run(forked):
     # The last checkpoint save is FastAIAgent's completed run-end marker: resume(id) refuses it by contract
     # (AlreadyResumed), so recover reads the finished run's result from the store instead (docs/DECISIONS.md).

@@ -8,12 +8,9 @@ it leaves nothing pending and recovery asks for the approval again.
 
 import signal
 
-import pytest
-
 from installed import requires
-from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.scenarios.resume_after_approval import run_point
 from plugpull.targets import BUILT_INS
 
@@ -22,14 +19,6 @@ pytestmark = requires("crewai")
 SETTINGS = Settings(timeout=600)
 
 (TARGET,) = BUILT_INS["crewai-approval"].variants
-
-
-@pytest.fixture(scope="module")
-def forked():
-    """The fork server of tests/targets/conftest.py with a longer phase timeout: CrewAI is imported in
-    every phase (after HOME and TMPDIR point at the workdir), seconds alone, minutes on a loaded machine."""
-    with Runtime(forks=ForkServers()) as runtime:
-        yield runtime
 
 
 def test_a_second_approval_is_refused_by_from_pending(forked):

@@ -7,26 +7,15 @@ the flow from its @start method again, so a finished method runs again on restor
 
 import signal
 
-import pytest
-
 from installed import requires
 from plugpull import run_scenario
-from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.targets import BUILT_INS
 
 pytestmark = requires("crewai")
 
 SETTINGS = Settings(timeout=600)
-
-
-@pytest.fixture(scope="module")
-def forked():
-    """The fork server of tests/targets/conftest.py with a longer phase timeout: CrewAI is imported in
-    every phase (after HOME and TMPDIR point at the workdir), seconds alone, minutes on a loaded machine."""
-    with Runtime(forks=ForkServers()) as runtime:
-        yield runtime
 
 
 def variant(key: str):

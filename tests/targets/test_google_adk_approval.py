@@ -10,9 +10,8 @@ import signal
 import pytest
 
 from installed import requires
-from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.scenarios.resume_after_approval import run_point
 from plugpull.targets import BUILT_INS
 
@@ -21,14 +20,6 @@ pytestmark = requires("google.adk")
 SETTINGS = Settings(timeout=300)
 
 SESSIONS = ("sqlite", "database")
-
-
-@pytest.fixture(scope="module")
-def forked():
-    """The fork server of tests/targets/conftest.py with a longer phase timeout: six ADK processes at
-    once (start, then five racing approvers) take minutes on a loaded machine."""
-    with Runtime(forks=ForkServers()) as runtime:
-        yield runtime
 
 
 def variant(session: str):

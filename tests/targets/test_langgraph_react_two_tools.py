@@ -3,10 +3,9 @@
 import pytest
 
 from installed import requires
-from plugpull.forkserver import ForkServers
 from plugpull.rendering import held_call
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.scenarios.kill_mid_tool import run_point
 from plugpull.targets import Target, python_module
 
@@ -14,12 +13,6 @@ pytestmark = requires("langgraph.prebuilt")
 
 
 AGENT = Target(name="agent", argv=python_module("plugpull.targets.langgraph_react_two_tools"))
-
-
-@pytest.fixture(scope="module")
-def forked():
-    with Runtime(forks=ForkServers()) as runtime:
-        yield runtime
 
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])

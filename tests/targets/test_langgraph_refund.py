@@ -2,8 +2,8 @@
 
 import pytest
 
+import shared_forks
 from installed import requires
-from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
@@ -16,13 +16,7 @@ pytestmark = requires("langgraph")
 # its own process group, SIGKILLed for real): cold, each cycle imported langgraph twice, seconds apiece.
 # The runtime also shares the module's clean runs.
 SETTINGS = Settings(timeout=60)
-RUNTIME = Runtime(forks=ForkServers())
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fork_server():
-    yield
-    RUNTIME.close()
+RUNTIME = Runtime(forks=shared_forks.FORKS)
 
 
 # Rows 1, 2 and 4 of the tool-body table. LangGraph re-runs the killed tool step from its

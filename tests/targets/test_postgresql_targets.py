@@ -11,6 +11,7 @@ import signal
 
 import pytest
 
+import shared_forks
 from plugpull import postgres, run_scenario
 from plugpull.cli import main
 from plugpull.results import Verdict
@@ -18,6 +19,9 @@ from plugpull.scenarios import Settings
 from plugpull.targets import BUILT_INS
 
 SETTINGS = Settings(timeout=120)
+# One worker for the tests of the targets that keep their state on PostgreSQL, whichever framework: it imports DBOS,
+# ADK and FastAIAgent once for this module and test_recovery_protocol's -postgresql lines (tests/shared_forks.py).
+pytestmark = shared_forks.group(shared_forks.POSTGRESQL)
 
 
 def installed(name: str):

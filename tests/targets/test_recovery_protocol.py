@@ -7,10 +7,10 @@ lines into ERROR, so this runs each one's clean run and that resume, with the re
 
 import pytest
 
+import shared_forks
 from plugpull import checks, targets
 from plugpull.evidence import KillEvidence, Outcome
-from plugpull.forkserver import ForkServers
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.scenarios.kill_mid_tool import clean_run
 
 VARIANTS = {
@@ -21,21 +21,14 @@ VARIANTS = {
     if variant.scenario == "kill-mid-tool"
 }
 
-#: Each framework's target modules, forked from one server: three LangGraph targets share one import of LangGraph.
-FAMILIES: dict[str, set[str]] = {}
-for target in VARIANTS.values():
-    _python, module, _args = ForkServers.module_of(target.argv)  # a built-in is ``python -m MODULE``
-    FAMILIES.setdefault(targets.BUILT_INS[target.name].module, set()).add(module)
 
-
-@pytest.fixture(scope="module")
-def forked():
-    """The module's runtime, one fork server a framework (not a target module); its clean runs are shared."""
-    with Runtime(forks=ForkServers(together=[sorted(group) for group in FAMILIES.values()])) as runtime:
-        yield runtime
-
-
-@pytest.mark.parametrize("variant", VARIANTS.values(), ids=[v.label() for v in VARIANTS.values()])
+# Each line forks its target from the pytest process's server of its framework (tests/shared_forks.py: one server a
+# framework, not a target module), in its framework's xdist group, with the other tests of that framework.
+@pytest.mark.parametrize(
+    "variant",
+    [pytest.param(v, marks=shared_forks.group_of_built_in(v.name)) for v in VARIANTS.values()],
+    ids=[v.label() for v in VARIANTS.values()],
+)
 def test_a_built_in_targets_resume_of_a_finished_run_is_a_no_op(variant, forked, request):
     if targets.BUILT_INS[variant.name].server:  # a -postgresql target: its state lives on a throwaway cluster
         request.getfixturevalue("server")

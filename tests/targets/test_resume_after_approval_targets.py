@@ -1,28 +1,22 @@
 """resume-after-approval on the real frameworks at their default pins: real stores, real SIGKILL.
 
-Built-in targets are forked from a pre-imported server (the framework import is paid once per
-module), so the five boundaries of four targets fit the test budget.
+Built-in targets are forked from pre-imported servers (the framework import is paid once per pytest process,
+tests/shared_forks.py), so the five boundaries of four targets fit the test budget.
 """
 
 import signal
 
 import pytest
 
-from plugpull.forkserver import ForkServers
+import shared_forks
 from plugpull.results import Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Settings
 from plugpull.scenarios.resume_after_approval import POINTS, run_point
 from plugpull.targets import BUILT_INS
 from plugpull.targets.families.langgraph import LANGGRAPH_6663, LANGGRAPH_DOUBLE_TEXTING, LANGGRAPH_INTERRUPTS
 from plugpull.targets.families.openai_agents import OPENAI_AGENTS_HITL
 
 SETTINGS = Settings(timeout=60)
-
-
-@pytest.fixture(scope="module")
-def forked():
-    with Runtime(forks=ForkServers()) as runtime:
-        yield runtime
 
 
 def verdicts(name, forked, points=POINTS, option="durability"):
@@ -35,6 +29,7 @@ def verdicts(name, forked, points=POINTS, option="durability"):
     }
 
 
+@shared_forks.group_of_built_in("langgraph-approval")
 def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(forked):
     results = verdicts("langgraph-approval", forked)
     for durability in ("sync", "async"):
@@ -57,11 +52,13 @@ def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(forked
             assert line[point].notes == [], (point, line[point].notes)
 
 
+# Its tests are in the Agents SDK's xdist group, all of them: another group's worker would run it again.
 @pytest.fixture(scope="module")
 def openai_agents(forked):
     return verdicts("openai-agents-approval", forked, option="design")
 
 
+@shared_forks.group_of_built_in("openai-agents-approval")
 def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_state(openai_agents):
     line = {point: openai_agents[("plain", point)] for point in POINTS}
     assert line["approve-elsewhere"].verdict is Verdict.PASS, line["approve-elsewhere"].message
@@ -77,6 +74,7 @@ def test_openai_agents_runs_the_approved_tool_for_every_restore_of_the_saved_sta
         assert line[point].notes == [], point
 
 
+@shared_forks.group_of_built_in("fastaiagent")
 def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_run_stuck(forked):
     results = verdicts("fastaiagent", forked)
     line = {point: results[(None, point)] for point in POINTS}
@@ -109,6 +107,7 @@ def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_
         assert "claim" not in result.message
 
 
+@shared_forks.group_of_built_in("openai-agents-approval")
 def test_an_agents_sdk_app_that_claims_the_stored_pause_and_keys_the_refund_refunds_once_at_every_point(openai_agents):
     # Issue 20: the plain design's FAILs are the app's; the SDK allows this one (an atomic claim of the
     # stored pause, ToolContext.tool_call_id as the refund's key, kept in the saved RunState).

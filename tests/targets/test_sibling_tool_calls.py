@@ -3,6 +3,7 @@ send_email, asked for in the same model turn, is finished or held too."""
 
 import pytest
 
+import shared_forks
 from installed import found, requires
 from plugpull.results import Verdict
 from plugpull.scenarios import Settings
@@ -12,7 +13,7 @@ from plugpull.targets import BUILT_INS
 SETTINGS = Settings(timeout=90)
 
 LINES = [
-    (name, target, point)
+    pytest.param(name, target, point, marks=shared_forks.group_of_built_in(name))
     for name, module in (("langgraph-siblings", "langgraph.prebuilt"), ("openai-agents-siblings", "agents"))
     for target in BUILT_INS[name].variants
     if target.options.get("durability", "sync") == "sync"
@@ -56,6 +57,7 @@ def test_the_kill_lands_in_charge_card_beside_the_sibling_in_the_asked_state(nam
     [("both", "after-effect", 2), ("charge_card", "after-effect", 1), ("charge_card", "before-effect", 1)],
 )
 @requires("agents")
+@shared_forks.group_of_built_in("openai-agents-siblings")
 def test_a_finished_send_email_is_sent_again_only_when_the_app_saved_before_it_ran(approval, point, emails, forked):
     # Issue 20: the SDK skips a call whose output is in the restored RunState (_function_output_exists).
     # approval=both saves the approved state before either tool runs; approval=charge_card lets send_email

@@ -1,0 +1,107 @@
+"""The fork servers that every test module of one pytest process shares: one server per framework family.
+
+A module's :class:`~plugpull.scenarios.Runtime` keeps its own clean runs; only the servers are shared, so a framework
+is imported once per pytest process (per xdist worker), not once per module that forks its targets. tests/conftest.py
+puts the modules of one family in one xdist group (``--dist loadgroup``), so that one worker imports it.
+
+A phase forked from a shared server is the phase a server of the module's own would have forked:
+
+- run_child gives the phase its own environment and cwd (plugpull.forkserver): every variable it was given is set
+  and every other one unset, in the child, whatever the server started with;
+- what the server fixed when it started is the same: servers are kept apart by this process's environment and
+  working directory at the phase's start (its sys.path comes from PYTHONPATH and, for ``python -m``, the directory
+  it started in; a framework may read a variable on import), so a module that changes either (a PYTHONPATH, a
+  monkeypatched variable) gets servers of its own. Two variables are left out of that key, as each differs between
+  tests and nothing reads it on import: pytest's PYTEST_CURRENT_TEST, and plugpull.postgres.URL_ENV, which a target
+  reads in its phase only (``run_database``) from the phase's environment;
+- a family server imports the family's target modules at its start and runs each one's ``plugpull_prefork`` hook
+  for the argv it is asked for (ForkServers' ``together``): a target's phase runs as its own ``__main__`` either
+  way, with its framework already imported (tests/targets/test_recovery_protocol.py has done so since issue 26).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from plugpull import postgres, targets
+from plugpull.evidence import Outcome
+from plugpull.forkserver import ForkServers
+from plugpull.process import Running
+
+#: Variables left out of a server's key: each differs between tests, and nothing reads it on import (docstring).
+PER_TEST = frozenset({"PYTEST_CURRENT_TEST", postgres.URL_ENV})
+#: In the place of a framework: the tests whose targets keep their state on a throwaway PostgreSQL cluster, whichever
+#: framework (``server`` in tests/targets/conftest.py), are one group.
+POSTGRESQL = "postgresql"
+#: The example app of the Agents SDK (plugpull.examples), forked with the SDK's family.
+EXAMPLES = {"agents": ("plugpull.examples.openai_agents_refund_approval",)}
+
+
+def families() -> dict[str, tuple[str, ...]]:
+    """Each framework's module name (a built-in's ``module``) -> the target modules of its built-ins, sorted."""
+    found: dict[str, set[str]] = {framework: set(modules) for framework, modules in EXAMPLES.items()}
+    for built_in in targets.BUILT_INS.values():
+        for variant in built_in.variants:
+            forkable = ForkServers.module_of(variant.argv)
+            if forkable is not None:
+                found.setdefault(built_in.module, set()).add(forkable[1])
+    return {framework: tuple(sorted(modules)) for framework, modules in found.items()}
+
+
+FAMILIES = families()
+#: A target module's name without its package (``langgraph_refund``) -> its framework's module name.
+FAMILY_OF = {module.rpartition(".")[2]: framework for framework, modules in FAMILIES.items() for module in modules}
+
+
+def group(framework: str) -> pytest.MarkDecorator:
+    """The xdist group of the tests that fork ``framework``'s targets (tests/conftest.py), or ``POSTGRESQL``'s."""
+    return pytest.mark.xdist_group(f"forks-{framework}")
+
+
+def group_of_built_in(name: str) -> pytest.MarkDecorator:
+    """The group of a test that forks the built-in ``name``'s targets; a built-in whose state lives on PostgreSQL
+    joins the tests that share a throwaway cluster, whichever framework (tests/targets/test_postgresql_targets.py)."""
+    built_in = targets.BUILT_INS[name]
+    return group(POSTGRESQL if built_in.server == postgres.URL_ENV else built_in.module)
+
+
+def group_of(test_module: str) -> pytest.MarkDecorator | None:
+    """The group of a test module named after a target module (test_langgraph_refund.py); None for any other."""
+    framework = FAMILY_OF.get(test_module.removeprefix("test_").removesuffix(".py"))
+    return group(framework) if framework else None
+
+
+class SharedForkServers:
+    """ForkServers kept for the whole pytest process, one set per environment and cwd (module docstring).
+
+    ``close`` is a module's Runtime being done: the servers stay for the next module; :meth:`stop` ends them (at
+    the end of the session, tests/conftest.py)."""
+
+    def __init__(self, together: dict[str, tuple[str, ...]]) -> None:
+        self._together = list(together.values())
+        self._sets: dict[tuple, ForkServers] = {}
+        self._lock = threading.Lock()
+
+    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
+        key = (os.getcwd(), frozenset((k, v) for k, v in os.environ.items() if k not in PER_TEST))
+        with self._lock:
+            servers = self._sets.get(key)
+            if servers is None:
+                servers = self._sets[key] = ForkServers(together=self._together)
+        return servers.spawn(argv, env=env, cwd=cwd)
+
+    def close(self) -> None:
+        """Nothing: the servers outlive the module's Runtime (:meth:`stop`)."""
+
+    def stop(self) -> None:
+        with self._lock:
+            sets, self._sets = list(self._sets.values()), {}
+        for servers in sets:
+            servers.close()
+
+
+#: This pytest process's servers.
+FORKS = SharedForkServers(FAMILIES)
