@@ -170,9 +170,7 @@ def plugpull_main(capsys, monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def kept_forks(agent_forks):
-    kept = KeptForks(agent_forks)
-    yield kept
-    kept.others.close()
+    return KeptForks(agent_forks, shared_forks.FORKS)
 
 
 @pytest.fixture

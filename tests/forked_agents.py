@@ -62,12 +62,12 @@ class KeptForks:
     """What ``--fork-server`` forks from in a module whose CLI runs are in-process (:func:`plugpull_forking`).
 
     The tests/agents scripts fork from the module's :class:`AgentForks`, any other ``python -m`` agent or built-in
-    from servers started on first use, kept for the module's later runs; ``close`` (each run's Runtime ends with it)
-    keeps them: the module's fixture closes them at its end.
+    from ``others``: the pytest process's shared servers (tests/shared_forks.py), kept past the module; ``close``
+    (each run's Runtime ends with it) keeps both.
     """
 
-    def __init__(self, agents: AgentForks) -> None:
-        self.agents, self.others = agents, ForkServers()
+    def __init__(self, agents: AgentForks, others) -> None:
+        self.agents, self.others = agents, others
 
     def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None):
         forkable = ForkServers.module_of(tuple(argv))
