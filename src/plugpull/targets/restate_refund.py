@@ -60,6 +60,11 @@ HANDLER = "refunds/refund"
 # How long start and resume wait for the invocation's result: a retry comes within a second or two.
 RESULT_WAIT = 90.0
 _key_variant = "none"
+# plugpull's bookkeeping, not the app's: ``start`` learns the invocation id only when the server answers the send,
+# and ``resume`` needs it to attach. The handler runs on this process's service thread and can reach the kill
+# inside its tool before the answer is saved (seen under load: resume then had no invocation.json), so the handler
+# waits until the id is on disk. ``resume`` sets it at once: the id is already saved.
+_invocation_saved = threading.Event()
 
 
 def log(message: str) -> None:
@@ -71,6 +76,8 @@ refunds = restate.Service("refunds")
 
 @refunds.handler()
 async def refund(ctx: restate.Context, order_id: str) -> str:
+    await asyncio.to_thread(_invocation_saved.wait)  # plugpull (see _invocation_saved)
+
     def draft() -> dict:
         drafted = {"order_id": order_id, "cents": 1999, "request_id": f"rf_{uuid.uuid4().hex[:16]}"}
         log(f"draft ran: {drafted['request_id']}")
@@ -194,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
             invocation_id = rs.send(ports, HANDLER, ORDER, IDEMPOTENCY_KEY)
             rs.save_json(invocation, {"id": invocation_id})
             log(f"invoked {HANDLER}: {invocation_id}")
+            _invocation_saved.set()
         else:
+            _invocation_saved.set()
             invocation_id = rs.load_json(invocation)["id"]
             log(f"resume: attaching to {invocation_id}; the server retries it against {rs.service_uri(ports)}")
         final = rs.attach(ports, invocation_id, RESULT_WAIT)
@@ -203,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         log("server log, last lines: " + " | ".join(rs.tail(workdir / "server.log", 5)))
         return 1
     finally:
+        _invocation_saved.set()  # a start that failed before saving: let a waiting handler go, so the process can end
         service.stop()
         if server is not None:
             rs.stop_server(server)
