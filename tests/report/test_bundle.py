@@ -522,15 +522,15 @@ def run_in_fresh_venv(folder: Path, requirements: str, args: list[str], python: 
 
 
 @pytest.mark.network
-def test_the_bundled_witness_runs_in_a_fresh_venv_outside_the_repo_as_the_record_says(tmp_path):
+def test_the_bundled_witness_runs_in_a_fresh_venv_outside_the_repo_as_the_record_says(tmp_path, pair_bundles):
     import platform
 
-    root = bug_repo(tmp_path)
-    assert run_cli(root, "bundle", "demo", "--out", str(tmp_path / "made")) == 0
-    folder = unpack(tmp_path / "made" / "count_refunds-p1.zip", tmp_path / "elsewhere")
+    root, made = pair_bundles
+    folder = unpack(made / "count_refunds-p1.zip", tmp_path / "elsewhere")
     python = ".".join(platform.python_version_tuple()[:2])
     code, line = run_in_fresh_venv(folder, "requirements.txt", ["--mode", "a"], python)
-    [(recorded_code, recorded)] = bundle.rows(demo(root))[0].witness_outputs("after-effect mode=a")
+    [row] = [row for row in bundle.rows(demo(root)) if row.pin == "p1"]
+    [(recorded_code, recorded)] = row.witness_outputs("after-effect mode=a")
     assert (code, line) == (recorded_code, recorded) == (1, witness_run("1.16.0")["output"])
     code, line = run_in_fresh_venv(folder, "requirements-fixed.txt", ["--mode", "a"], python)
     assert (code, line["verdict"], line["version"]) == (0, "PASS", "1.17.0")
@@ -576,6 +576,18 @@ def pair_repo(tmp_path: Path) -> Path:
     ]
     path.write_text(json.dumps(doc))
     return root
+
+
+@pytest.fixture(scope="module")
+def pair_bundles(tmp_path_factory) -> tuple[Path, Path]:
+    """pair_repo and the bundles `plugpull report bundle` made of it (each two uv compiles), made once for the tests
+    that unpack and run them: (repository, folder of the zips)."""
+    tmp = tmp_path_factory.mktemp("pair-bundles")
+    root = pair_repo(tmp)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("UV_PYTHON_DOWNLOADS", "never")  # as conftest.no_python_downloads does for each test
+        assert run_cli(root, "bundle", "demo", "--out", str(tmp / "made")) == 0
+    return root, tmp / "made"
 
 
 def test_an_upgrade_pair_bundle_locks_both_releases_and_its_command_makes_the_start_venv(tmp_path):
@@ -631,18 +643,17 @@ def readme_commands(folder: Path) -> list[str]:
 
 
 @pytest.mark.network
-def test_the_readme_commands_run_from_the_unpacked_folder_with_uv_alone(tmp_path):
+def test_the_readme_commands_run_from_the_unpacked_folder_with_uv_alone(tmp_path, pair_bundles):
     """The one command, pasted in the unpacked folder, far from any pyproject.toml: the failing release FAILs as
     recorded, the fixed one PASSes, and an upgrade pair's command makes the start venv and FAILs."""
-    root = pair_repo(tmp_path)
-    assert run_cli(root, "bundle", "demo", "--out", str(tmp_path / "made")) == 0
-    folder = unpack(tmp_path / "made" / "count_refunds-p1.zip", tmp_path / "one")
+    _, made = pair_bundles
+    folder = unpack(made / "count_refunds-p1.zip", tmp_path / "one")
     failing, fixed = readme_commands(folder)[0], readme_commands(folder)[-1]
     assert "requirements-fixed.txt" in fixed
     assert shell(failing, folder) == (1, witness_run("1.16.0")["output"])
     code, line = shell(fixed, folder)
     assert (code, line["verdict"], line["version"]) == (0, "PASS", "1.17.0")
-    folder = unpack(tmp_path / "made" / "count_refunds-p1-to-p2.zip", tmp_path / "pair")
+    folder = unpack(made / "count_refunds-p1-to-p2.zip", tmp_path / "pair")
     code, line = shell(readme_commands(folder)[0], folder)
     assert (code, line["verdict"], line["start_version"], line["version"]) == (1, "FAIL", "1.16.0", "1.17.0")
 

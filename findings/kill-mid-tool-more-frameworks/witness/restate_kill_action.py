@@ -1,6 +1,6 @@
 """Restate: a service process SIGKILLed inside a ctx.run action, alone or with the server; the server retries.
 
-    python restate_kill_action.py --point before-effect|after-effect [--crash service|server]
+    python restate_kill_action.py --point before-effect|after-effect [--crash service|server] [--fork]
 
 Needs restate-sdk and hypercorn, and restate-server on PATH (the npm package @restatedev/restate-server).
 A throwaway server runs on free loopback ports with its data in the current directory. A service (one
@@ -12,6 +12,10 @@ the service is served again on the same port and the script attaches to the invo
 ctx.run has "Restate store its result in the execution log"; an action without a stored result runs again
 ("Restate might re-execute the closure multiple times until it records a result",
 https://docs.restate.dev/ktdocs/sdk-api-kotlin/dev.restate.sdk.kotlin/-context/run-block).
+
+With --fork (Linux) the script imports restate-sdk and hypercorn once and forks each service process from itself
+instead of starting a new interpreter for it (the default, as the records ran): the same serve() code, a fresh
+process in a session of its own each time, SIGKILLed for real; the server and the script's requests are the same.
 
 Exit 0: the invocation finished with one refund; 1: two refunds (or none); 2: the kill did not land as designed.
 """
@@ -28,11 +32,15 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import traceback
 import urllib.error
 import urllib.request
 
 NAME = "restate_kill_action"
+# --fork: what serve() imports, imported once before the first service is forked.
+PHASE_IMPORTS = ("restate", "hypercorn.asyncio", "hypercorn.config")
 EFFECTS = "effects.txt"
 KILLED = "killed"  # the child kills itself once: the retried attempt finds this file
 
@@ -98,16 +106,76 @@ def request(method: str, url: str, body: object = None, headers: dict | None = N
         return json.loads(reply.read() or b"null")
 
 
-def main() -> int:
+class Forked:
+    """--fork: serve(port, point) in a process forked from this one, seen as the subprocess.Popen(argv, env=env,
+    stdout=DEVNULL, stderr=err, start_new_session=True) of a cold service is here: pid (its process group's id too),
+    args, returncode (-9: SIGKILLed), poll(), wait(timeout)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], port: int, point: str, err) -> None:
+        self.args, self.returncode = argv, None
+        sys.stdout.flush()  # nothing buffered here is written twice
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:  # the service; it never returns
+            code = 1
+            try:
+                os.setsid()
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.dup2(err.fileno(), 2)
+                os.environ.clear()
+                os.environ.update(env)
+                serve(port, point)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:  # os._exit: the parent's exit handlers and finally blocks are not the service's
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", choices=("before-effect", "after-effect"), default="after-effect")
     parser.add_argument("--crash", choices=("service", "server"), default="service")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="fork each service process from this one after one restate-sdk import (Linux; default: each is a new "
+        "interpreter, as the records ran)",
+    )
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork: needs Linux (os.fork)")
     if args.serve:
         serve(args.serve, args.point)
         return 0
     out = {"witness": NAME, "framework": "restate-sdk", "version": importlib.metadata.version("restate-sdk")}
+    if args.fork:
+        for name in PHASE_IMPORTS:
+            importlib.import_module(name)
+        if threading.active_count() != 1:
+            did = f"--fork: {threading.active_count()} threads after the imports; fork() copies only this one"
+            out.update(verdict="ERROR", counts={}, did=did)
+            print(json.dumps(out))
+            return 2
     binary = shutil.which("restate-server")
     if binary is None:
         out.update(verdict="ERROR", counts={"refund": 0}, did="restate-server is not on PATH")
@@ -128,7 +196,7 @@ def main() -> int:
     server_argv = [binary, "--config-file", "config.toml", "--base-dir", "restate-data", "--node-name", "witness"]
     server_argv += ["--listen-mode", "tcp", "--bind-address", f"127.0.0.1:{ports['node']}", "--no-logo"]
     log = open("server.log", "ab")  # noqa: SIM115 - closed in the finally below, after the last process
-    processes: list[subprocess.Popen] = []
+    processes: list[subprocess.Popen | Forked] = []
 
     def start_server() -> subprocess.Popen:
         server = subprocess.Popen(server_argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -144,9 +212,12 @@ def main() -> int:
                     raise RuntimeError("restate-server did not start") from None
                 time.sleep(0.1)
 
-    def start_service(env: dict) -> subprocess.Popen:
+    def start_service(env: dict) -> subprocess.Popen | Forked:
         argv = [sys.executable, __file__, "--point", args.point, "--serve", str(ports["service"])]
-        service = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+        if args.fork:
+            service = Forked(argv, env, ports["service"], args.point, log)
+        else:
+            service = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
         processes.append(service)
         deadline = time.monotonic() + 60
         while True:
