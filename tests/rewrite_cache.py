@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -58,6 +57,8 @@ def write(module: Path) -> str | None:
 
 def main() -> int:
     """Write every module's; the rewriting is CPU-bound, so one process per core."""
+    from concurrent.futures import ProcessPoolExecutor  # here: each pytest worker imports this module to collect
+
     with ProcessPoolExecutor(os.cpu_count() or 1) as pool:
         failed = [why for why in pool.map(write, modules(), chunksize=8) if why]
     if failed:  # not fatal: the workers rewrite what is missing themselves, as they did before this step
