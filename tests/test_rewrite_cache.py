@@ -4,6 +4,7 @@ import marshal
 import sys
 from pathlib import Path
 
+from _pytest.assertion import rewrite
 from _pytest.assertion.rewrite import AssertionRewritingHook
 
 import rewrite_cache
@@ -22,18 +23,20 @@ def run_pytest(pytester):
 def test_pytest_reads_the_module_written_before_it_instead_of_rewriting_it(pytester, monkeypatch):
     module = pytester.makepyfile(test_sum=FAILING)
     assert rewrite_cache.write(module) is None
-    pyc = rewrite_cache.cached(module)
-    written = pyc.stat()
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # a pytest that rewrote the module would replace the file
+    rewritten = []  # what pytest's import hook rewrote itself: (source hash, code) a module
+    real = rewrite._rewrite_test
+    monkeypatch.setattr(
+        rewrite, "_rewrite_test", lambda path, config: rewritten.append(real(path, config)) or rewritten[-1]
+    )
     result = run_pytest(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*assert 3 == 4", "*where 3 = sum([[]1, 2[]])"])  # the asserts ran rewritten
-    assert (pyc.stat().st_ino, pyc.stat().st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
-    ours = pyc.read_bytes()
-    pyc.unlink()
+    assert rewritten == []  # ... as read from the file
+    written = rewrite_cache.cached(module).read_bytes()
+    rewrite_cache.cached(module).unlink()
     run_pytest(pytester).assert_outcomes(failed=1)
-    assert marshal.loads(pyc.read_bytes()[16:]) == marshal.loads(ours[16:])  # the code pytest writes itself
-    assert pyc.read_bytes()[:16] == ours[:16]  # the same magic, flags and source hash
+    [(source_hash, code)] = rewritten  # without the file pytest rewrites the module: the same code
+    assert written[8:16] == source_hash[:8] and marshal.loads(written[16:]) == code
 
 
 def test_every_module_pytest_rewrote_in_this_process_is_one_the_cache_writes(pytestconfig):
