@@ -37,21 +37,34 @@ SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
 # First, so that the groups are given before tests/xdist_groups.py tells them to xdist's controller (--dist loadgroup).
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
+    of_module: dict[Path, tuple[pytest.MarkDecorator, tuple[pytest.MarkDecorator, ...]]] = {}
     for item in items:
-        path = Path(item.path).relative_to(TESTS)
-        # One worker for the tests that fork one framework's targets, so that it imports the framework once
-        # (tests/shared_forks.py); every other module is a group of its own, as with --dist loadfile.
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(shared_forks.group_of(path.name) or pytest.mark.xdist_group(path.as_posix()))
-        in_folder = path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE
-        if in_folder or path.as_posix() in FRAMEWORK_MODULES:
-            item.add_marker(pytest.mark.framework)
-        if path.parts[0] == "powercut":
-            item.add_marker(pytest.mark.powercut)
+        if item.path not in of_module:  # once a module, not once a test: every xdist worker does this for the suite
+            of_module[item.path] = marks_of(Path(item.path).relative_to(TESTS))
+        group, marks = of_module[item.path]
+        names = {mark.name for mark in item.iter_markers()}
+        if "xdist_group" not in names:
+            item.add_marker(group)
         if KERNEL_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.notebook)
-        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            marks += (pytest.mark.notebook,)
+        for mark in marks:
+            item.add_marker(mark)
+        if SLOW_MARKERS & names.union(mark.name for mark in marks):
             item.add_marker(pytest.mark.slow)
+
+
+def marks_of(path: Path) -> tuple[pytest.MarkDecorator, tuple[pytest.MarkDecorator, ...]]:
+    """A test module's (tests/``path``) default xdist group, and the marks it gives every test of its own."""
+    # One worker for the tests that fork one framework's targets, so that it imports the framework once
+    # (tests/shared_forks.py); every other module is a group of its own, as with --dist loadfile.
+    group = shared_forks.group_of(path.name) or pytest.mark.xdist_group(path.as_posix())
+    marks = []
+    in_folder = path.parts[0] in FRAMEWORK_FOLDERS and path.name not in FRAMEWORK_FREE
+    if in_folder or path.as_posix() in FRAMEWORK_MODULES:
+        marks.append(pytest.mark.framework)
+    if path.parts[0] == "powercut":
+        marks.append(pytest.mark.powercut)
+    return group, tuple(marks)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,12 @@ from pathlib import Path
 
 import pytest
 
+# pytester drops the modules a test imported when it ends, its runs' and its fixtures' alike: the harness is imported
+# at collection, before any pytester, so that every run sees the same classes (a UsageError raised by one copy is
+# caught as the other otherwise; a second plugpull.scenarios.registry rejects the first's scenarios).
+import plugpull.cli  # noqa: F401
+import plugpull.testing  # noqa: F401
+
 AGENTS = Path(__file__).parent / "agents"
 COMMAND = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "no-key"])
 KEYED = shlex.join([sys.executable, str(AGENTS / "fake_framework.py"), "stable-key"])
@@ -23,11 +29,6 @@ def pytest_on(pytester, monkeypatch, short_tmp):
     monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() caches its answer: read TMPDIR again
     monkeypatch.setenv("COLUMNS", "400")
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-
-    # pytester drops the modules a run imported when it ends; the harness is imported here first so that
-    # every run sees the same classes (a UsageError raised by one copy is caught as the other otherwise).
-    import plugpull.cli  # noqa: F401
-    import plugpull.testing  # noqa: F401
 
     def run(source: str) -> pytest.RunResult:
         pytester.makepyfile(test_user_agent=source)

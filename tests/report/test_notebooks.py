@@ -16,14 +16,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from repository import FINDINGS
 
 from plugpull.rendering import shown_point
 from plugpull.report.harness import ipynb
-from plugpull.report.harness.finding import load_all
 from plugpull.results import Result
 
-ROOT = Path(__file__).resolve().parents[2]
-FINDINGS = load_all(ROOT)
 WRITTEN = [f for f in FINDINGS.values() if f.notebook.is_file()]
 # Findings whose framework the default environment cannot hold (CrewAI conflicts with the dev group:
 # docs/DECISIONS.md, "Targets per framework"). Where it is missing, the smoke checks that the notebook says so and

@@ -12,12 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from repository import FINDINGS, ROOT
 
 from plugpull.report.harness import browser, history, ipynb, scorecard
-from plugpull.report.harness.finding import load_all
 
-ROOT = Path(__file__).parents[2]
-FINDINGS = load_all(ROOT)
 pytestmark = pytest.mark.chromium
 # 12 px is the smallest text the pages use on purpose (a release's run id, a cell's options).
 SMALLEST_FONT = 12
