@@ -13,7 +13,10 @@ A phase forked from a shared server is the phase a server of the module's own wo
   it started in; a framework may read a variable on import), so a module that changes either (a PYTHONPATH, a
   monkeypatched variable) gets servers of its own. Two variables are left out of that key, as each differs between
   tests and nothing reads it on import: pytest's PYTEST_CURRENT_TEST, and plugpull.postgres.URL_ENV, which a target
-  reads in its phase only (``run_database``) from the phase's environment;
+  reads in its phase only (``run_database``) from the phase's environment; and one entry of PYTHONPATH, tests/agents,
+  which a module of in-process CLI runs has there (conftest's ``agent_forks``): no script of that folder has the name
+  of a module found anywhere else (tests/test_shared_forks.py), so no import of a family's server or phase finds a
+  different module with it or without it;
 - a family server imports the family's target modules at its start and runs each one's ``plugpull_prefork`` hook
   for the argv it is asked for (ForkServers' ``together``): a target's phase runs as its own ``__main__`` either
   way, with its framework already imported (tests/targets/test_recovery_protocol.py has done so since issue 26).
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +37,8 @@ from plugpull.process import Running
 
 #: Variables left out of a server's key: each differs between tests, and nothing reads it on import (docstring).
 PER_TEST = frozenset({"PYTEST_CURRENT_TEST", postgres.URL_ENV})
+#: The PYTHONPATH entry left out of a server's key (docstring): the fake frameworks' folder.
+AGENTS = str(Path(__file__).parent / "agents")
 #: In the place of a framework: the tests whose targets keep their state on a throwaway PostgreSQL cluster, whichever
 #: framework (``server`` in tests/targets/conftest.py), are one group.
 POSTGRESQL = "postgresql"
@@ -56,9 +62,14 @@ FAMILIES = families()
 FAMILY_OF = {module.rpartition(".")[2]: framework for framework, modules in FAMILIES.items() for module in modules}
 
 
+def group_name(framework: str) -> str:
+    """The name of the xdist group of the tests that fork ``framework``'s targets, or ``POSTGRESQL``'s."""
+    return f"forks-{framework}"
+
+
 def group(framework: str) -> pytest.MarkDecorator:
     """The xdist group of the tests that fork ``framework``'s targets (tests/conftest.py), or ``POSTGRESQL``'s."""
-    return pytest.mark.xdist_group(f"forks-{framework}")
+    return pytest.mark.xdist_group(group_name(framework))
 
 
 def group_of_built_in(name: str) -> pytest.MarkDecorator:
@@ -74,6 +85,14 @@ def group_of(test_module: str) -> pytest.MarkDecorator | None:
     return group(framework) if framework else None
 
 
+def key() -> tuple:
+    """What keeps this process's servers apart: its cwd and environment, less what cannot matter (docstring)."""
+    environ = {k: v for k, v in os.environ.items() if k not in PER_TEST}
+    if "PYTHONPATH" in environ:
+        environ["PYTHONPATH"] = os.pathsep.join(p for p in environ["PYTHONPATH"].split(os.pathsep) if p != AGENTS)
+    return os.getcwd(), frozenset(environ.items())
+
+
 class SharedForkServers:
     """ForkServers kept for the whole pytest process, one set per environment and cwd (module docstring).
 
@@ -86,11 +105,11 @@ class SharedForkServers:
         self._lock = threading.Lock()
 
     def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
-        key = (os.getcwd(), frozenset((k, v) for k, v in os.environ.items() if k not in PER_TEST))
+        here = key()
         with self._lock:
-            servers = self._sets.get(key)
+            servers = self._sets.get(here)
             if servers is None:
-                servers = self._sets[key] = ForkServers(together=self._together)
+                servers = self._sets[here] = ForkServers(together=self._together)
         return servers.spawn(argv, env=env, cwd=cwd)
 
     def close(self) -> None:
