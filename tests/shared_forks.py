@@ -115,6 +115,15 @@ class SharedForkServers:
     def close(self) -> None:
         """Nothing: the servers outlive the module's Runtime (:meth:`stop`)."""
 
+    def serves(self, module: str) -> bool:
+        """Whether a server of this process, under its present key, forks ``module`` (started by it or its family)."""
+        with self._lock:
+            servers = self._sets.get(key())
+        if servers is None:
+            return False
+        first = servers._groups.get(module, (module,))[0]  # ForkServers keeps one server a group, by its first module
+        return any(started == first for _, started in servers._servers)
+
     def stop(self) -> None:
         with self._lock:
             sets, self._sets = list(self._sets.values()), {}
