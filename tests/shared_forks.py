@@ -42,6 +42,11 @@ AGENTS = str(Path(__file__).parent / "agents")
 #: In the place of a framework: the tests whose targets keep their state on a throwaway PostgreSQL cluster, whichever
 #: framework (``server`` in tests/targets/conftest.py), are one group.
 POSTGRESQL = "postgresql"
+#: Groups that are one: the PostgreSQL tests race Google ADK's approvers (google-adk-approval-postgresql), so they
+#: share ADK's worker and its server (an import of ~1.8 CPU-s), instead of importing ADK on a second worker. DBOS
+#: and FastAIAgent, which they fork too (~0.7 CPU-s each), keep groups of their own: one group of all four would be
+#: the longest of the run (~80 s of a worker's ~185, .ci/run), too long to balance four workers.
+SAME_GROUP = {POSTGRESQL: "google.adk"}
 #: The example app of the Agents SDK (plugpull.examples), forked with the SDK's family.
 EXAMPLES = {"agents": ("plugpull.examples.openai_agents_refund_approval",)}
 
@@ -64,7 +69,7 @@ FAMILY_OF = {module.rpartition(".")[2]: framework for framework, modules in FAMI
 
 def group_name(framework: str) -> str:
     """The name of the xdist group of the tests that fork ``framework``'s targets, or ``POSTGRESQL``'s."""
-    return f"forks-{framework}"
+    return f"forks-{SAME_GROUP.get(framework, framework)}"
 
 
 def group(framework: str) -> pytest.MarkDecorator:

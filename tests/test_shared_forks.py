@@ -1,4 +1,5 @@
-"""tests/shared_forks.py: what keeps a pytest process's servers of one framework family apart, and only that."""
+"""tests/shared_forks.py: what keeps a pytest process's servers of one framework family apart, and only that; and which
+xdist group the PostgreSQL tests share."""
 
 import os
 import sys
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import shared_forks
 from plugpull import postgres
+from plugpull.targets import BUILT_INS
 
 
 def test_no_script_of_tests_agents_has_the_name_of_a_module_found_elsewhere():
@@ -31,3 +33,11 @@ def test_a_servers_key_leaves_out_tests_agents_and_the_per_test_variables_only(m
     monkeypatch.setenv("PYTHONPATH", "/opt/elsewhere")
     monkeypatch.setenv("PLUGPULL_SOME_SETTING", "1")
     assert shared_forks.key() != base
+
+
+def test_the_postgresql_tests_are_in_google_adks_group():
+    postgresql = {name for name, b in BUILT_INS.items() if b.server == postgres.URL_ENV}
+    assert "google-adk-approval-postgresql" in postgresql
+    adk = shared_forks.group("google.adk").args
+    assert all(shared_forks.group_of_built_in(name).args == adk for name in postgresql)
+    assert shared_forks.group_of_built_in("dbos").args != adk
