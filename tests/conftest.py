@@ -69,6 +69,28 @@ def agent_forks():
         patch.undo()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item):
+    """Tell the shared servers which test forks, and in which xdist group (its setup and teardown too)."""
+    from xdist_groups import group_of  # the plugin (pytest_plugins), imported once pytest can rewrite its asserts
+
+    shared_forks.FORKS.test = (item.nodeid, group_of(item))
+    try:
+        return (yield)
+    finally:
+        shared_forks.FORKS.test = None
+
+
+@pytest.fixture(autouse=True)
+def forks_its_family_once(request):
+    """Fail a test that makes the run import a framework family again (tests/shared_forks.py, ``_check``): it forks
+    the family's targets outside the family's xdist group, or from a second server with another environment."""
+    yield
+    strays = shared_forks.FORKS.strays.pop(request.node.nodeid, ())
+    if strays:
+        pytest.fail("; ".join(sorted(strays)), pytrace=False)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_fork_servers():
     """This pytest process's fork servers (tests/shared_forks.py), stopped when its last test is done."""

@@ -65,6 +65,8 @@ def families() -> dict[str, tuple[str, ...]]:
 FAMILIES = families()
 #: A target module's name without its package (``langgraph_refund``) -> its framework's module name.
 FAMILY_OF = {module.rpartition(".")[2]: framework for framework, modules in FAMILIES.items() for module in modules}
+#: A target module's full name -> its framework's module name.
+FAMILY_OF_MODULE = {module: framework for framework, modules in FAMILIES.items() for module in modules}
 
 
 def group_name(framework: str) -> str:
@@ -108,14 +110,43 @@ class SharedForkServers:
         self._together = list(together.values())
         self._sets: dict[tuple, ForkServers] = {}
         self._lock = threading.Lock()
+        #: The test running now: its node id and xdist group (tests/conftest.py sets it); None between tests.
+        self.test: tuple[str, str | None] | None = None
+        #: Node id -> what it forked that imports a family a second time (:meth:`_check`); tests/conftest.py fails it.
+        self.strays: dict[str, set[str]] = {}
+        self._keys: dict[str, tuple[tuple, str]] = {}
 
     def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
         here = key()
         with self._lock:
+            self._check(argv, env, here)
             servers = self._sets.get(here)
             if servers is None:
                 servers = self._sets[here] = ForkServers(together=self._together)
         return servers.spawn(argv, env=env, cwd=cwd)
+
+    def _check(self, argv: list[str], env: dict[str, str], here: tuple) -> None:
+        """Note a stray (:attr:`strays`): a family forked by a test outside the family's group, whose worker may import
+        it a second time; or forked under a second key in this process, which starts a second server of it."""
+        forkable = ForkServers.module_of(tuple(argv))
+        family = FAMILY_OF_MODULE.get(forkable[1]) if forkable else None
+        if family is None or self.test is None:
+            return
+        nodeid, its_group = self.test
+        # A target whose state lives on PostgreSQL may be forked from the PostgreSQL group, whichever its family.
+        allowed = {group_name(family)} | ({group_name(POSTGRESQL)} if postgres.URL_ENV in env else set())
+        if its_group not in allowed:
+            self.strays.setdefault(nodeid, set()).add(
+                f"it forks {forkable[1]} in xdist group {its_group}, not {group_name(family)}: another worker may "
+                f"import {family} again (mark it shared_forks.group({family!r}), tests/shared_forks.py)"
+            )
+        first = self._keys.setdefault(family, (here, nodeid))
+        if first[0] != here:
+            names = sorted({k for k, _ in first[0][1] ^ here[1]} | ({"cwd"} if first[0][0] != here[0] else set()))
+            self.strays.setdefault(nodeid, set()).add(
+                f"it forks {forkable[1]} with {', '.join(names)} unlike {first[1]}, which started the {family} "
+                f"family's server: a second server imports {family} (keep the environment, or leave it out of the key)"
+            )
 
     def close(self) -> None:
         """Nothing: the servers outlive the module's Runtime (:meth:`stop`)."""

@@ -1,5 +1,5 @@
-"""tests/shared_forks.py: what keeps a pytest process's servers of one framework family apart, and only that; and which
-xdist group the PostgreSQL tests share."""
+"""tests/shared_forks.py: one server per framework family and key in a pytest process, and a test that would make the
+run import a family again (outside the family's xdist group, or under another key) is caught, on hand-built calls."""
 
 import os
 import sys
@@ -9,6 +9,8 @@ from pathlib import Path
 import shared_forks
 from plugpull import postgres
 from plugpull.targets import BUILT_INS
+
+SDK_APP = [sys.executable, "-m", "plugpull.targets.openai_agents_app", "start"]
 
 
 def test_no_script_of_tests_agents_has_the_name_of_a_module_found_elsewhere():
@@ -41,3 +43,36 @@ def test_the_postgresql_tests_are_in_google_adks_group():
     adk = shared_forks.group("google.adk").args
     assert all(shared_forks.group_of_built_in(name).args == adk for name in postgresql)
     assert shared_forks.group_of_built_in("dbos").args != adk
+
+
+def stray(test: tuple[str, str], argv: list[str], env: dict[str, str] | None = None) -> set[str]:
+    servers = shared_forks.SharedForkServers(shared_forks.FAMILIES)
+    servers.test = test
+    servers._check(argv, env or {}, shared_forks.key())
+    return servers.strays.get(test[0], set())
+
+
+def test_forking_a_family_outside_its_group_is_a_stray_and_inside_it_is_not():
+    (why,) = stray(("t.py::test_a", "t.py"), SDK_APP)
+    assert "plugpull.targets.openai_agents_app in xdist group t.py, not forks-agents" in why
+    assert stray(("t.py::test_a", "forks-agents"), SDK_APP) == set()
+    assert stray(("t.py::test_a", "t.py"), [sys.executable, "-m", "fake_framework"]) == set()  # no family's
+
+
+def test_a_postgresql_target_may_fork_from_the_postgresql_group_whichever_its_family():
+    dbos = [sys.executable, "-m", "plugpull.targets.dbos_refund", "--store", "postgresql"]
+    test = ("t.py::test_a", shared_forks.group_name(shared_forks.POSTGRESQL))
+    assert stray(test, dbos, {postgres.URL_ENV: "postgresql://127.0.0.1:1/x"}) == set()
+    assert stray(test, dbos) != set()
+
+
+def test_forking_a_family_under_a_second_key_is_a_stray(monkeypatch):
+    servers = shared_forks.SharedForkServers(shared_forks.FAMILIES)
+    servers.test = ("t.py::test_a", "forks-agents")
+    servers._check(SDK_APP, {}, shared_forks.key())
+    monkeypatch.setenv("PLUGPULL_SOME_SETTING", "1")
+    servers.test = ("t.py::test_b", "forks-agents")
+    servers._check(SDK_APP, {}, shared_forks.key())
+    assert "t.py::test_a" not in servers.strays
+    (why,) = servers.strays["t.py::test_b"]
+    assert "with PLUGPULL_SOME_SETTING unlike t.py::test_a, which started the agents family" in why
