@@ -8,7 +8,7 @@ from typing import NamedTuple
 import pytest
 
 import shared_forks
-from forked_agents import AgentForks, KeptForks, forked_agent
+from forked_agents import AGENT_FORKS, KeptForks, forked_agent
 from plugpull.scenarios import Runtime
 
 # pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
@@ -56,16 +56,13 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="module")
 def agent_forks():
-    """The module's :class:`AgentForks`, with tests/agents on PYTHONPATH (``python -m SCRIPT`` cold too) meanwhile."""
+    """This process's :class:`AgentForks` (one a key, forked_agents.AGENT_FORKS), with tests/agents on PYTHONPATH
+    (``python -m SCRIPT`` cold too) while the module runs."""
     patch = pytest.MonkeyPatch()
     patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(AGENTS), os.environ.get("PYTHONPATH")])))
-    forks = None
     try:
-        forks = AgentForks()
-        yield forks
+        yield AGENT_FORKS.get()
     finally:
-        if forks is not None:
-            forks.close()
         patch.undo()
 
 
@@ -93,9 +90,11 @@ def forks_its_family_once(request):
 
 @pytest.fixture(scope="session", autouse=True)
 def shared_fork_servers():
-    """This pytest process's fork servers (tests/shared_forks.py), stopped when its last test is done."""
+    """This pytest process's fork servers (tests/shared_forks.py; forked_agents.AGENT_FORKS for tests/agents), stopped
+    when its last test is done."""
     yield shared_forks.FORKS
     shared_forks.FORKS.stop()
+    AGENT_FORKS.stop()
 
 
 @pytest.fixture(scope="module")
