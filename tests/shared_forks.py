@@ -32,7 +32,7 @@ import pytest
 
 from plugpull import postgres, targets
 from plugpull.evidence import Outcome
-from plugpull.forkserver import ForkServers
+from plugpull.forkserver import ForkServer, ForkServers
 from plugpull.process import Running
 
 #: Variables left out of a server's key: each differs between tests, and nothing reads it on import (docstring).
@@ -47,8 +47,9 @@ POSTGRESQL = "postgresql"
 #: and FastAIAgent, which they fork too (~0.7 CPU-s each), keep groups of their own: one group of all four would be
 #: the longest of the run (~80 s of a worker's ~185, .ci/run), too long to balance four workers.
 SAME_GROUP = {POSTGRESQL: "google.adk"}
-#: The example app of the Agents SDK (plugpull.examples), forked with the SDK's family.
-EXAMPLES = {"agents": ("plugpull.examples.openai_agents_refund_approval",)}
+#: The example app of the Agents SDK (plugpull.examples), forked with the SDK's family; and the tests/agents script
+#: that runs a real LangGraph graph (tests/scenarios/test_kill_mid_tool_every_effect.py), forked with LangGraph's.
+EXAMPLES = {"agents": ("plugpull.examples.openai_agents_refund_approval",), "langgraph": ("langgraph_order_flow",)}
 
 
 def families() -> dict[str, tuple[str, ...]]:
@@ -92,6 +93,23 @@ def group_of(test_module: str) -> pytest.MarkDecorator | None:
     return group(framework) if framework else None
 
 
+class FamilyServers(ForkServers):
+    """ForkServers whose servers start with tests/agents on PYTHONPATH, so that LangGraph's imports its tests/agents
+    script (EXAMPLES); as no script there has the name of a module found elsewhere (docstring), that entry of sys.path
+    changes no other import of a server or its phases. A phase's environment is its own, whatever the server's."""
+
+    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
+        forkable = self.module_of(tuple(argv))
+        if forkable is not None:
+            python, module, _ = forkable
+            first, *also = self._groups.get(module, (module,))
+            with self._lock:  # started here as ForkServers would start it, tests/agents on its path
+                if (python, first) not in self._servers:
+                    path = os.pathsep.join(filter(None, [AGENTS, env.get("PYTHONPATH")]))
+                    self._servers[(python, first)] = ForkServer(python, first, {**env, "PYTHONPATH": path}, also)
+        return super().spawn(argv, env=env, cwd=cwd)
+
+
 def key() -> tuple:
     """What keeps this process's servers apart: its cwd and environment, less what cannot matter (docstring)."""
     environ = {k: v for k, v in os.environ.items() if k not in PER_TEST}
@@ -122,7 +140,7 @@ class SharedForkServers:
             self._check(argv, env, here)
             servers = self._sets.get(here)
             if servers is None:
-                servers = self._sets[here] = ForkServers(together=self._together)
+                servers = self._sets[here] = FamilyServers(together=self._together)
         return servers.spawn(argv, env=env, cwd=cwd)
 
     def _check(self, argv: list[str], env: dict[str, str], here: tuple) -> None:
