@@ -43,10 +43,11 @@ AGENTS = str(Path(__file__).parent / "agents")
 #: framework (``server`` in tests/targets/conftest.py), are one group.
 POSTGRESQL = "postgresql"
 #: Groups that are one: the PostgreSQL tests race Google ADK's approvers (google-adk-approval-postgresql), so they
-#: share ADK's worker and its server (an import of ~1.8 CPU-s), instead of importing ADK on a second worker. DBOS
-#: and FastAIAgent, which they fork too (~0.7 CPU-s each), keep groups of their own: one group of all four would be
-#: the longest of the run (~80 s of a worker's ~185, .ci/run), too long to balance four workers.
-SAME_GROUP = {POSTGRESQL: "google.adk"}
+#: share ADK's worker and its server (an import of ~1.8 CPU-s), instead of importing ADK on a second worker; and
+#: FastAIAgent's few tests (~4 s) join them, as they fork FastAIAgent too (~0.7 CPU-s). DBOS, which they fork as well
+#: (~0.7 CPU-s), keeps its group: its ~29 s would make this one the longest of the run (~80 s of a worker's ~185,
+#: .ci/run), too long to balance four workers.
+SAME_GROUP = {POSTGRESQL: "google.adk", "fastaiagent": "google.adk"}
 #: The example app of the Agents SDK (plugpull.examples), forked with the SDK's family; and the tests/agents script
 #: that runs a real LangGraph graph (tests/scenarios/test_kill_mid_tool_every_effect.py), forked with LangGraph's.
 EXAMPLES = {"agents": ("plugpull.examples.openai_agents_refund_approval",), "langgraph": ("langgraph_order_flow",)}

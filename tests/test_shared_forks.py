@@ -37,11 +37,11 @@ def test_a_servers_key_leaves_out_tests_agents_and_the_per_test_variables_only(m
     assert shared_forks.key() != base
 
 
-def test_the_postgresql_tests_are_in_google_adks_group():
+def test_the_postgresql_and_fastaiagent_tests_are_in_google_adks_group():
     postgresql = {name for name, b in BUILT_INS.items() if b.server == postgres.URL_ENV}
     assert "google-adk-approval-postgresql" in postgresql
     adk = shared_forks.group("google.adk").args
-    assert all(shared_forks.group_of_built_in(name).args == adk for name in postgresql)
+    assert all(shared_forks.group_of_built_in(name).args == adk for name in [*postgresql, "fastaiagent"])
     assert shared_forks.group_of_built_in("dbos").args != adk
 
 
