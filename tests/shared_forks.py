@@ -116,6 +116,8 @@ def key() -> tuple:
     environ = {k: v for k, v in os.environ.items() if k not in PER_TEST}
     if "PYTHONPATH" in environ:
         environ["PYTHONPATH"] = os.pathsep.join(p for p in environ["PYTHONPATH"].split(os.pathsep) if p != AGENTS)
+        if not environ["PYTHONPATH"]:  # tests/agents alone: as no PYTHONPATH (an empty one adds nothing to sys.path)
+            del environ["PYTHONPATH"]
     return os.getcwd(), frozenset(environ.items())
 
 

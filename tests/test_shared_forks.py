@@ -24,6 +24,10 @@ def test_no_script_of_tests_agents_has_the_name_of_a_module_found_elsewhere():
 
 
 def test_a_servers_key_leaves_out_tests_agents_and_the_per_test_variables_only(monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    unset = shared_forks.key()
+    monkeypatch.setenv("PYTHONPATH", shared_forks.AGENTS)
+    assert shared_forks.key() == unset
     monkeypatch.setenv("PYTHONPATH", "/opt/elsewhere")
     base = shared_forks.key()
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([shared_forks.AGENTS, "/opt/elsewhere"]))
