@@ -116,7 +116,7 @@ def short_tmp():
 
 
 # The fake frameworks as ``python -m SCRIPT`` (tests/agents on PYTHONPATH while the module runs, agent_forks): a
-# runtime with the module's AgentForks forks their phases; without, each starts cold as before.
+# runtime with the process's AgentForks forks their phases; without, each starts cold as before.
 @pytest.fixture
 def fake_framework(agent_forks):
     return lambda body: forked_agent("fake_framework", body)
@@ -196,7 +196,7 @@ def kept_forks(agent_forks):
 
 @pytest.fixture
 def plugpull_forking(plugpull_main, kept_forks, monkeypatch):
-    """``plugpull ARGS --fork-server`` run in this process (:func:`plugpull_main`), forking from the module's servers.
+    """``plugpull ARGS --fork-server`` run in this process (:func:`plugpull_main`), forking from the process's servers.
 
     For runs whose claim is what the command line prints and returns (lines, JSON, exit code), not how a phase
     starts: each ``python -m SCRIPT`` phase forks (no interpreter start, no import of plugpull.client) and the CLI

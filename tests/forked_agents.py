@@ -94,7 +94,7 @@ AGENT_FORKS = KeptAgentForks()
 class KeptForks:
     """What ``--fork-server`` forks from in a module whose CLI runs are in-process (:func:`plugpull_forking`).
 
-    The tests/agents scripts fork from the module's :class:`AgentForks`, any other ``python -m`` agent or built-in
+    The tests/agents scripts fork from the process's :class:`AgentForks`, any other ``python -m`` agent or built-in
     from ``others``: the pytest process's shared servers (tests/shared_forks.py), kept past the module; ``close``
     (each run's Runtime ends with it) keeps both.
     """

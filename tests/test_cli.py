@@ -3,7 +3,7 @@
 Bad input never starts a target, so it is tested in this process through ``cli.main(argv)``
 (the ``plugpull_main`` fixture); one test runs the installed console script to hold the same contract
 end to end. Runs of agents are ``cli.main(argv)`` with --fork-server too (``plugpull``: what they check is what
-the command prints and returns), each phase a real process forked from the module's servers and SIGKILLed for
+the command prints and returns), each phase a real process forked from the process's servers and SIGKILLed for
 real; Ctrl-C (a cold run found by its command line) and ``uv run`` go through real subprocesses.
 """
 
@@ -32,7 +32,7 @@ def plugpull(plugpull_forking):
 def plugpull_sdk(plugpull_main, monkeypatch):
     """``plugpull ARGS --fork-server`` in this process for a run of the Agents SDK's built-in app: its phases fork from
     the pytest process's server of the SDK's family (tests/shared_forks.py), the test in the family's xdist group, so
-    that the run imports the SDK once, not again on this module's worker (or beside the module's AgentForks, whose
+    that the run imports the SDK once, not again on this module's worker (or beside AgentForks, whose
     tests/agents on PYTHONPATH it does not need)."""
     from plugpull import forkserver
 
