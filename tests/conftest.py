@@ -8,7 +8,7 @@ from typing import NamedTuple
 import pytest
 
 import shared_forks
-from forked_agents import AgentForks, KeptForks, forked_agent
+from forked_agents import AGENT_FORKS, KeptForks, forked_agent
 from plugpull.scenarios import Runtime
 
 # pytester runs the pytest plugin's tests in this process (tests/test_pytest_plugin.py).
@@ -69,24 +69,45 @@ def marks_of(path: Path) -> tuple[pytest.MarkDecorator, tuple[pytest.MarkDecorat
 
 @pytest.fixture(scope="module")
 def agent_forks():
-    """The module's :class:`AgentForks`, with tests/agents on PYTHONPATH (``python -m SCRIPT`` cold too) meanwhile."""
+    """This process's :class:`AgentForks` (one a key, forked_agents.AGENT_FORKS), with tests/agents on PYTHONPATH
+    (``python -m SCRIPT`` cold too) while the module runs."""
     patch = pytest.MonkeyPatch()
     patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(AGENTS), os.environ.get("PYTHONPATH")])))
-    forks = None
     try:
-        forks = AgentForks()
-        yield forks
+        yield AGENT_FORKS.get()
     finally:
-        if forks is not None:
-            forks.close()
         patch.undo()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item):
+    """Tell the shared servers which test forks, and in which xdist group (its setup and teardown too)."""
+    from xdist_groups import group_of  # the plugin (pytest_plugins), imported once pytest can rewrite its asserts
+
+    shared_forks.FORKS.test = (item.nodeid, group_of(item))
+    try:
+        return (yield)
+    finally:
+        shared_forks.FORKS.test = None
+
+
+@pytest.fixture(autouse=True)
+def forks_its_family_once(request):
+    """Fail a test that makes the run import a framework family again (tests/shared_forks.py, ``_check``): it forks
+    the family's targets outside the family's xdist group, or from a second server with another environment."""
+    yield
+    strays = shared_forks.FORKS.strays.pop(request.node.nodeid, ())
+    if strays:
+        pytest.fail("; ".join(sorted(strays)), pytrace=False)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def shared_fork_servers():
-    """This pytest process's fork servers (tests/shared_forks.py), stopped when its last test is done."""
+    """This pytest process's fork servers (tests/shared_forks.py; forked_agents.AGENT_FORKS for tests/agents), stopped
+    when its last test is done."""
     yield shared_forks.FORKS
     shared_forks.FORKS.stop()
+    AGENT_FORKS.stop()
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +129,7 @@ def short_tmp():
 
 
 # The fake frameworks as ``python -m SCRIPT`` (tests/agents on PYTHONPATH while the module runs, agent_forks): a
-# runtime with the module's AgentForks forks their phases; without, each starts cold as before.
+# runtime with the process's AgentForks forks their phases; without, each starts cold as before.
 @pytest.fixture
 def fake_framework(agent_forks):
     return lambda body: forked_agent("fake_framework", body)
@@ -188,7 +209,7 @@ def kept_forks(agent_forks):
 
 @pytest.fixture
 def plugpull_forking(plugpull_main, kept_forks, monkeypatch):
-    """``plugpull ARGS --fork-server`` run in this process (:func:`plugpull_main`), forking from the module's servers.
+    """``plugpull ARGS --fork-server`` run in this process (:func:`plugpull_main`), forking from the process's servers.
 
     For runs whose claim is what the command line prints and returns (lines, JSON, exit code), not how a phase
     starts: each ``python -m SCRIPT`` phase forks (no interpreter start, no import of plugpull.client) and the CLI

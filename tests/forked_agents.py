@@ -1,12 +1,14 @@
-"""The tests/agents scripts forked from one server per test module instead of each phase starting cold.
+"""The tests/agents scripts forked from one server per pytest process and key instead of each phase starting cold.
 
-tests/conftest.py gives a module its :class:`AgentForks` (fixture ``agent_forks``, tests/agents on PYTHONPATH meanwhile)
-and runs the CLI in-process forking from it (fixture ``plugpull_forking``).
+tests/conftest.py gives a module this process's :class:`AgentForks` (fixture ``agent_forks``, tests/agents on PYTHONPATH
+meanwhile) and runs the CLI in-process forking from it (fixture ``plugpull_forking``).
 """
 
 import os
 import sys
+import threading
 
+import shared_forks
 from plugpull.forkserver import ForkServer, ForkServers
 from plugpull.process import spawn
 from plugpull.targets import Target
@@ -34,7 +36,8 @@ def forked_agent(script: str, *args: str) -> Target:
 
 
 class AgentForks:
-    """One fork server that imported every :data:`FORKABLE` script (and ``plugpull.client``) once, for a module.
+    """One fork server that imported every :data:`FORKABLE` script (and ``plugpull.client``) once, for the pytest
+    process (one a key, :data:`AGENT_FORKS`): each module that ran its own paid the import again (~0.2 CPU-s).
 
     A phase of ``python -m SCRIPT`` forks from it instead of starting an interpreter that imports plugpull.client
     (~0.05 CPU-s a phase; a module runs tens to hundreds); every other command starts cold as before. A forked
@@ -55,13 +58,43 @@ class AgentForks:
         return self._server.spawn(forkable[2], env=env, cwd=cwd, shown=argv, module=forkable[1])
 
     def close(self) -> None:
+        """Nothing: the server outlives a module's Runtime, as the shared fork servers do (:meth:`stop`)."""
+
+    def stop(self) -> None:
         self._server.close()
+
+
+class KeptAgentForks:
+    """This pytest process's :class:`AgentForks`, one per key (tests/shared_forks.py): a module that changes the
+    environment or cwd it starts with gets its own; tests/agents on PYTHONPATH, which every one has, is no part of it."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple, AgentForks] = {}
+        self._lock = threading.Lock()
+
+    def get(self) -> AgentForks:
+        """The process's AgentForks for its present key, started now if none is (tests/agents on PYTHONPATH)."""
+        here = shared_forks.key()
+        with self._lock:
+            forks = self._kept.get(here)
+            if forks is None:
+                forks = self._kept[here] = AgentForks()
+        return forks
+
+    def stop(self) -> None:
+        with self._lock:
+            kept, self._kept = list(self._kept.values()), {}
+        for forks in kept:
+            forks.stop()
+
+
+AGENT_FORKS = KeptAgentForks()
 
 
 class KeptForks:
     """What ``--fork-server`` forks from in a module whose CLI runs are in-process (:func:`plugpull_forking`).
 
-    The tests/agents scripts fork from the module's :class:`AgentForks`, any other ``python -m`` agent or built-in
+    The tests/agents scripts fork from the process's :class:`AgentForks`, any other ``python -m`` agent or built-in
     from ``others``: the pytest process's shared servers (tests/shared_forks.py), kept past the module; ``close``
     (each run's Runtime ends with it) keeps both.
     """

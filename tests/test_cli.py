@@ -3,7 +3,7 @@
 Bad input never starts a target, so it is tested in this process through ``cli.main(argv)``
 (the ``plugpull_main`` fixture); one test runs the installed console script to hold the same contract
 end to end. Runs of agents are ``cli.main(argv)`` with --fork-server too (``plugpull``: what they check is what
-the command prints and returns), each phase a real process forked from the module's servers and SIGKILLed for
+the command prints and returns), each phase a real process forked from the process's servers and SIGKILLed for
 real; Ctrl-C (a cold run found by its command line) and ``uv run`` go through real subprocesses.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import shared_forks
 from installed import requires
 
 AGENTS = Path(__file__).parent / "agents"
@@ -25,6 +26,18 @@ AGENTS = Path(__file__).parent / "agents"
 def plugpull(plugpull_forking):
     """``plugpull ARGS`` for a real run, in this process with --fork-server (conftest's plugpull_forking)."""
     return plugpull_forking
+
+
+@pytest.fixture
+def plugpull_sdk(plugpull_main, monkeypatch):
+    """``plugpull ARGS --fork-server`` in this process for a run of the Agents SDK's built-in app: its phases fork from
+    the pytest process's server of the SDK's family (tests/shared_forks.py), the test in the family's xdist group, so
+    that the run imports the SDK once, not again on this module's worker (or beside AgentForks, whose
+    tests/agents on PYTHONPATH it does not need)."""
+    from plugpull import forkserver
+
+    monkeypatch.setattr(forkserver, "ForkServers", lambda: shared_forks.FORKS)
+    return lambda *argv: plugpull_main(*argv, "--fork-server")
 
 
 def agent(*words: str) -> str:
@@ -222,10 +235,11 @@ def test_ctrl_c_exits_130_and_leaves_no_process_socket_or_temp_dir(tmp_path, pro
     assert list(tmp_path.iterdir()) == []
 
 
-def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(tmp_path, plugpull):
+@shared_forks.group("agents")
+def test_json_for_openai_agents_carries_the_write_number_point_and_store_counts(tmp_path, plugpull_sdk):
     # Forked from a server that imported the Agents SDK once (what this test reads is the JSON, not a cold start):
     # 3 s of CPU instead of 10 for the probe, the kill run and the resume.
-    run = plugpull("--target", "openai-agents", "--point", "ack-lost", "--json", "--fork-server")
+    run = plugpull_sdk("--target", "openai-agents", "--point", "ack-lost", "--json")
     doc = json.loads(run.stdout)
     (result,) = doc["results"]
     assert (result["scenario"], result["point"], result["evidence"]["write"]) == ("lost-session-write", "ack-lost", 4)
@@ -504,13 +518,13 @@ def test_a_setup_error_that_stops_every_point_prints_once(tmp_path, plugpull):
 
 
 @requires("agents")
-def test_lost_session_write_runs_an_agent_as_docs_agent_protocol_describes(tmp_path, plugpull):
+@shared_forks.group("agents")
+def test_lost_session_write_runs_an_agent_as_docs_agent_protocol_describes(tmp_path, plugpull_sdk):
     # docs/agent-protocol.md, "lost-session-write": call_store for every Session method and
     # announce(staged_input=TOKEN); the built-in app is such an agent, run here as --agent.
     command = shlex.join([sys.executable, "-m", "plugpull.targets.openai_agents_app"])
     # --fork-server: a `python -m` agent forks from a server that imported it once; the protocol is the same.
-    argv = ["--agent", command, "--scenario", "lost-session-write", "--point", "ack-lost", "--fork-server"]
-    run = plugpull(*argv)
+    run = plugpull_sdk("--agent", command, "--scenario", "lost-session-write", "--point", "ack-lost")
     assert run.returncode == 0, run.stderr
     line = run.stdout.splitlines()[0]
     assert line.startswith("FAIL   lost-session-write  ack-lost  ")

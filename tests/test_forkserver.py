@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+import shared_forks
 from installed import requires
 from plugpull import forkserver, reaper
 from plugpull.forkserver import ForkServers, huge_pages
@@ -180,30 +181,28 @@ def test_a_command_that_is_not_python_dash_m_starts_cold(forks):
     assert forks._servers == {}
 
 
-@pytest.fixture(scope="module")
-def langgraph_forked():
-    """One fork server for the module's langgraph lines (one import of langgraph); they share its clean runs."""
-    with Runtime(forks=ForkServers()) as runtime:
-        yield runtime
-
-
-def test_the_langgraph_target_gets_the_same_verdicts_forked_as_cold(langgraph_forked):
+# The langgraph lines fork from the pytest process's server of LangGraph's family (conftest's ``forked``), in the
+# family's xdist group: a ForkServers that forks the target with its family's other modules imported beside it, as
+# every built-in's test forks it (tests/shared_forks.py), instead of one more import of LangGraph for this module.
+@shared_forks.group_of_built_in("langgraph")
+def test_the_langgraph_target_gets_the_same_verdicts_forked_as_cold(forked):
     variant = BUILT_INS["langgraph"].variants[0]  # durability=sync: deterministic
     cold_runtime = Runtime()  # no fork server: every phase a fresh interpreter; the two points share the clean run
     for point, verdict in (("before-effect", Verdict.PASS), ("after-effect", Verdict.FAIL)):
         cold = run_point(variant, point, Settings(timeout=60), cold_runtime)
-        forked = run_point(variant, point, Settings(timeout=60), langgraph_forked)
-        assert cold.evidence["start"]["argv"] == forked.evidence["start"]["argv"]
-        assert cold.verdict is forked.verdict is verdict, (cold.message, forked.message, forked.stderr)
-        assert forked.evidence["start"]["returncode"] == -signal.SIGKILL
-        proof = forked.evidence["proof"]
+        warm = run_point(variant, point, Settings(timeout=60), forked)
+        assert cold.evidence["start"]["argv"] == warm.evidence["start"]["argv"]
+        assert cold.verdict is warm.verdict is verdict, (cold.message, warm.message, warm.stderr)
+        assert warm.evidence["start"]["returncode"] == -signal.SIGKILL
+        proof = warm.evidence["proof"]
         assert proof["caller_group"] == proof["group"] == proof["caller_pid"]
-    assert langgraph_forked.forks._servers and cold_runtime.forks is None
+    assert shared_forks.FORKS.serves("plugpull.targets.langgraph_refund") and cold_runtime.forks is None
 
 
-def test_the_tool_call_id_variant_passes_forked(langgraph_forked):
+@shared_forks.group_of_built_in("langgraph")
+def test_the_tool_call_id_variant_passes_forked(forked):
     target = Target(name="agent", argv=python_module("plugpull.targets.langgraph_refund", "tool-call-id"))
-    result = run_point(target, "after-effect", Settings(timeout=60), langgraph_forked)
+    result = run_point(target, "after-effect", Settings(timeout=60), forked)
     assert result.verdict is Verdict.PASS, result.message
 
 

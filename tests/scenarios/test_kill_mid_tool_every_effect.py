@@ -9,17 +9,22 @@ import os
 import sys
 from pathlib import Path
 
+import shared_forks
+from plugpull import forkserver
 from plugpull.testing import run
 
 AGENTS = Path(__file__).parent.parent / "agents"
 # Run as a module (the same file), so that --fork-server forks its 13 phases (a clean run, then start and
-# resume for each of the 6 lines) from one process that imported langgraph once; each is still its own
-# process group, SIGKILLed for real. Cold, every phase imported langgraph.
+# resume for each of the 6 lines) from one process that imported langgraph once: the pytest process's server of
+# LangGraph's family, which imports this script too (tests/shared_forks.py, EXAMPLES), in the family's xdist group;
+# each phase is still its own process group, SIGKILLed for real. Cold, every phase imported langgraph.
 AGENT = f"{sys.executable} -m langgraph_order_flow"
 
 
+@shared_forks.group("langgraph")
 def test_the_default_run_kills_at_each_effect_and_flags_exactly_the_unsafe_ones(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(AGENTS), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setattr(forkserver, "ForkServers", lambda: shared_forks.FORKS)
     results = run(AGENT, timeout=60, fork_server=True)
     lines = [(r.point, r.evidence["hold"], r.verdict.value) for r in results]
     assert lines == [

@@ -20,7 +20,8 @@ from plugpull.targets import BUILT_INS
 
 SETTINGS = Settings(timeout=120)
 # One worker for the tests of the targets that keep their state on PostgreSQL, whichever framework: it imports DBOS,
-# ADK and FastAIAgent once for this module and test_recovery_protocol's -postgresql lines (tests/shared_forks.py).
+# ADK and FastAIAgent once for this module and test_recovery_protocol's -postgresql lines; it is Google ADK's worker,
+# so ADK's server serves the ADK tests too (tests/shared_forks.py, SAME_GROUP).
 pytestmark = shared_forks.group(shared_forks.POSTGRESQL)
 
 
