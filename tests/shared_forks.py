@@ -32,7 +32,7 @@ import pytest
 
 from plugpull import postgres, targets
 from plugpull.evidence import Outcome
-from plugpull.forkserver import ForkServer, ForkServers
+from plugpull.forkserver import ForkServers
 from plugpull.process import Running
 
 #: Variables left out of a server's key: each differs between tests, and nothing reads it on import (docstring).
@@ -99,16 +99,8 @@ class FamilyServers(ForkServers):
     script (EXAMPLES); as no script there has the name of a module found elsewhere (docstring), that entry of sys.path
     changes no other import of a server or its phases. A phase's environment is its own, whatever the server's."""
 
-    def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
-        forkable = self.module_of(tuple(argv))
-        if forkable is not None:
-            python, module, _ = forkable
-            first, *also = self._groups.get(module, (module,))
-            with self._lock:  # started here as ForkServers would start it, tests/agents on its path
-                if (python, first) not in self._servers:
-                    path = os.pathsep.join(filter(None, [AGENTS, env.get("PYTHONPATH")]))
-                    self._servers[(python, first)] = ForkServer(python, first, {**env, "PYTHONPATH": path}, also)
-        return super().spawn(argv, env=env, cwd=cwd)
+    def server_env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [AGENTS, env.get("PYTHONPATH")]))}
 
 
 def key() -> tuple:

@@ -472,8 +472,12 @@ class ForkServers:
         with self._lock:
             server = self._servers.get((python, first))
             if server is None:
-                server = self._servers[(python, first)] = ForkServer(python, first, env, also)
+                server = self._servers[(python, first)] = ForkServer(python, first, self.server_env(env), also)
         return server.spawn(args, env=env, cwd=cwd, shown=argv, module=module)
+
+    def server_env(self, env: dict[str, str]) -> dict[str, str]:
+        """The environment a new server starts with: its first phase's (each phase still gets its own)."""
+        return env
 
     def close(self) -> None:
         with self._lock:
