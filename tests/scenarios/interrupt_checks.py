@@ -24,6 +24,7 @@ class InterruptEvidence:
     clean: Outcome | None = None  # COMMAND start with nothing held: which effects a whole run owes
     owed: dict[str, int] = field(default_factory=dict)
     held: str | None = None  # the effect call held when SIGINT was sent; None: nothing was held
+    asleep: bool | None = None  # the held call's process slept in the kernel (its read) when SIGINT was sent
     start: Outcome | None = None
     resume: Outcome | None = None
     counts: dict[str, int] = field(default_factory=dict)
@@ -45,6 +46,12 @@ def judge_interrupt_mid_tool(ev: InterruptEvidence) -> Judgement:
     if ev.start is None or ev.held is None:
         how = "was not run" if ev.start is None else f"ended ({ev.start.describe_exit()})"
         return error(f"start {how} but no call was held at {ev.point}", show="start")
+    if ev.start.timed_out and ev.asleep is False:
+        return error(
+            f"start was interrupted inside {ev.held} before its process slept in the call, and timed out "
+            "(the SIGINT may have come before the read it was to interrupt)",
+            show="start",
+        )
     if ev.start.timed_out or ev.start.returncode != -signal.SIGINT:
         # An agent that caught the interrupt and went on did not stop where the line says it did.
         return error(f"start was interrupted inside {ev.held} but {ev.start.describe_exit()}", show="start")

@@ -39,6 +39,7 @@ def evidence(**changes) -> InterruptEvidence:
         owed={"charge": 1},
         held="charge",
         start=ended(-signal.SIGINT),
+        asleep=True,
         resume=ended(0),
         counts={"charge": 1},
     )
@@ -65,6 +66,18 @@ def test_a_charge_nobody_made_after_the_interrupt_fails_as_lost():
 def test_an_agent_that_caught_the_interrupt_and_finished_is_an_error_not_a_pass():
     judgement = judge_interrupt_mid_tool(evidence(start=ended(0)))
     assert judgement.verdict is Verdict.ERROR and "exit code 0" in judgement.message
+
+
+def test_a_start_that_timed_out_after_an_interrupt_sent_before_it_slept_in_the_call_says_so():
+    judgement = judge_interrupt_mid_tool(evidence(start=replace(ended(-signal.SIGKILL), timed_out=True), asleep=False))
+    assert judgement.verdict is Verdict.ERROR
+    assert judgement.message.startswith("start was interrupted inside charge before its process slept in the call")
+
+
+def test_a_start_that_slept_in_the_call_and_still_timed_out_is_an_error_about_the_agent():
+    judgement = judge_interrupt_mid_tool(evidence(start=replace(ended(-signal.SIGKILL), timed_out=True)))
+    assert judgement.verdict is Verdict.ERROR
+    assert judgement.message == "start was interrupted inside charge but timed out"
 
 
 def test_nothing_held_is_an_error():
@@ -112,6 +125,7 @@ def test_the_suite_runs_it_against_real_processes_interrupted_inside_the_held_ca
         assert result.scenario == NAME
         assert result.evidence["start"]["returncode"] == -signal.SIGINT
         assert result.evidence["held"] == "charge"
+        assert result.evidence["asleep"] is True
     # The agent's own KeyboardInterrupt ran: its traceback is under the interrupted start.
     assert "KeyboardInterrupt" in no_key[1].evidence["start"]["stderr"]
 
@@ -154,9 +168,10 @@ def test_the_command_line_knows_it_without_a_change(registered, plugpull_forking
     assert out[1] == "    resume called charge once"
     run = plugpull_forking("--agent", command, "--scenario", NAME, "--json", "--junit", str(junit))
     doc = json.loads(run.stdout)
-    assert [(r["scenario"], r["point"], r["verdict"]) for r in doc["results"]] == [
-        (NAME, "interrupted-before-effect", "PASS"),
-        (NAME, "interrupted-after-effect", "FAIL"),
+    # With the messages: a line that is not what it should be shows why (an ERROR's reason).
+    assert [(r["scenario"], r["point"], r["verdict"], r["message"]) for r in doc["results"]] == [
+        (NAME, "interrupted-before-effect", "PASS", "the provider saw exactly 1 charge"),
+        (NAME, "interrupted-after-effect", "FAIL", "effect duplicated: the provider saw 2 charge (expected 1)"),
     ]
     (testsuite,) = ET.parse(junit).getroot()
     assert (testsuite.get("name"), testsuite.get("tests"), testsuite.get("failures")) == (NAME, "2", "1")
