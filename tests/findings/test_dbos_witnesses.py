@@ -2,7 +2,9 @@
 
 Most lines run with --fork (each child forked from the witness, DBOS launched only in the children), the witness
 itself forked from the module's server that imported DBOS and Pydantic AI once (witness_server); one line of each
-script runs cold, a new interpreter for the witness and each child, as a reader and the records run it.
+script runs cold, a new interpreter for the witness and each child, as a reader and the records run it. Pydantic
+AI's power-cut witness (findings/power-loss/witness/) runs here, forked only, as its server imports what its phases
+do; the records run it cold.
 """
 
 import importlib.metadata
@@ -17,6 +19,7 @@ import pytest
 
 from dbos_recovery import pending_watch
 from installed import requires
+from plugpull.powercut.mount import unavailable_reason
 from witness_server import WitnessServer
 
 pytestmark = [pytest.mark.witness, requires("dbos")]
@@ -42,6 +45,7 @@ def forked(server: WitnessServer, script: Path, *args: str) -> tuple[int, dict, 
 DBOS_KILL_STEP = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "dbos_kill_step.py"
 KILL_TOOL = "kill-mid-tool-more-frameworks/witness/pydantic_ai_kill_tool.py"
 KILLED_APPROVAL = "resume-after-approval-more-frameworks/witness/pydantic_ai_killed_approval.py"
+POWER_CUT = "power-loss/witness/pydantic_ai_power_cut.py"
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +53,7 @@ def server():
     """DBOS and, where installed, Pydantic AI's DBOS agent imported once for the module's forked lines."""
     scripts = [DBOS_KILL_STEP]
     if importlib.util.find_spec("pydantic_ai") is not None:
-        scripts += [FINDINGS / KILL_TOOL, FINDINGS / KILLED_APPROVAL]
+        scripts += [FINDINGS / KILL_TOOL, FINDINGS / KILLED_APPROVAL, FINDINGS / POWER_CUT]
     with WitnessServer(scripts) as server:
         yield server
 
@@ -135,3 +139,23 @@ def test_pydantic_ais_dbos_agent_runs_a_function_tool_again_when_killed_after_it
     got, out, run = forked(server, *args) if fork else witness(tmp_path, *args)
     assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
+
+
+@pytest.mark.parametrize(
+    "cut, code, verdict, refunds", [("unsynced", 1, "FAIL", 2), ("lazyfs", 0, "PASS", 1)], ids=["unsynced", "lazyfs"]
+)
+@requires("pydantic_ai.durable_exec.dbos", "mfusepy")
+def test_pydantic_ais_dbos_agent_refunds_again_when_a_power_cut_loses_the_journals_unlink(
+    server, cut, code, verdict, refunds
+):
+    # Forked only (the finding's claims, power-loss/finding.toml); the records run each line cold.
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(f"FUSE cannot mount here: {reason}")
+    got, out, run = forked(server, FINDINGS / POWER_CUT, "--cut", cut)
+    assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
+    assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
+    # The cut lost the rollback journal's unlink that committed the model request step; LazyFS loses nothing.
+    lost = out["detail"]["lost"]
+    back = "dbos.sqlite-journal is back: its unlink or rename was never made durable"
+    assert back in lost if cut == "unsynced" else lost == [], out["did"]
