@@ -74,7 +74,8 @@ REQUEST, FOLLOW_UP = "refund order A-1001", "thanks, anything else?"
 ANSWER = "Refund of order A-1001 is done; the money is back on your card in three to five days."
 POINTS = ("streaming", "tool-before", "tool-after", "after-tool", "after-answer")
 HOWS = ("token", "run-cancel", "task", "aclose")
-# --fork: what the turns import on first use, imported once before forking them.
+# --fork: what the turns import before forking them beyond this module's own imports: nothing (a forked turn
+# imports what it first uses itself, as a cold one does).
 PHASE_IMPORTS: tuple[str, ...] = ()
 HOLD, CHUNK_GAP = 0.3, 0.02
 
