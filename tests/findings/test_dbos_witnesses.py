@@ -2,7 +2,10 @@
 
 Most lines run with --fork (each child forked from the witness, DBOS launched only in the children), the witness
 itself forked from the module's server that imported DBOS and Pydantic AI once (witness_server); one line of each
-script runs cold, a new interpreter for the witness and each child, as a reader and the records run it.
+script runs cold, a new interpreter for the witness and each child, as a reader and the records run it. Pydantic
+AI's power-cut witness (findings/power-loss/witness/) runs here, forked only, as its server imports what its phases
+do; the records run it cold. So does Pydantic AI's cancel-mid-stream witness, which needs no DBOS but no other
+module's server imports Pydantic AI; it backs no claim's `witness`, so no record runs it.
 """
 
 import importlib.metadata
@@ -17,6 +20,7 @@ import pytest
 
 from dbos_recovery import pending_watch
 from installed import requires
+from plugpull.powercut.mount import unavailable_reason
 from witness_server import WitnessServer
 
 pytestmark = [pytest.mark.witness, requires("dbos")]
@@ -42,6 +46,8 @@ def forked(server: WitnessServer, script: Path, *args: str) -> tuple[int, dict, 
 DBOS_KILL_STEP = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "dbos_kill_step.py"
 KILL_TOOL = "kill-mid-tool-more-frameworks/witness/pydantic_ai_kill_tool.py"
 KILLED_APPROVAL = "resume-after-approval-more-frameworks/witness/pydantic_ai_killed_approval.py"
+POWER_CUT = "power-loss/witness/pydantic_ai_power_cut.py"
+CANCEL = "cancel-mid-stream/witness/pydantic_ai_cancel_stream.py"
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +55,7 @@ def server():
     """DBOS and, where installed, Pydantic AI's DBOS agent imported once for the module's forked lines."""
     scripts = [DBOS_KILL_STEP]
     if importlib.util.find_spec("pydantic_ai") is not None:
-        scripts += [FINDINGS / KILL_TOOL, FINDINGS / KILLED_APPROVAL]
+        scripts += [FINDINGS / KILL_TOOL, FINDINGS / KILLED_APPROVAL, FINDINGS / POWER_CUT, FINDINGS / CANCEL]
     with WitnessServer(scripts) as server:
         yield server
 
@@ -135,3 +141,51 @@ def test_pydantic_ais_dbos_agent_runs_a_function_tool_again_when_killed_after_it
     got, out, run = forked(server, *args) if fork else witness(tmp_path, *args)
     assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
+
+
+@pytest.mark.parametrize(
+    "cut, code, verdict, refunds", [("unsynced", 1, "FAIL", 2), ("lazyfs", 0, "PASS", 1)], ids=["unsynced", "lazyfs"]
+)
+@requires("pydantic_ai.durable_exec.dbos", "mfusepy")
+def test_pydantic_ais_dbos_agent_refunds_again_when_a_power_cut_loses_the_journals_unlink(
+    server, cut, code, verdict, refunds
+):
+    # Forked only (the finding's claims, power-loss/finding.toml); the records run each line cold.
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(f"FUSE cannot mount here: {reason}")
+    got, out, run = forked(server, FINDINGS / POWER_CUT, "--cut", cut)
+    assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
+    assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
+    # The cut lost the rollback journal's unlink that committed the model request step; LazyFS loses nothing.
+    lost = out["detail"]["lost"]
+    back = "dbos.sqlite-journal is back: its unlink or rename was never made durable"
+    assert back in lost if cut == "unsynced" else lost == [], out["did"]
+
+
+@requires("pydantic_ai")
+def test_pydantic_ai_keeps_the_streamed_words_in_the_history_the_app_saves_on_a_cancel(server):
+    # cancel-mid-stream's pydantic-ai-slim model-stream cancel=token save=on-cancel claim: "the saved history keeps
+    # the streamed words; the next turn is accepted", one refund (the witness's verdict is the next turn's).
+    got, out, run = forked(server, FINDINGS / CANCEL, "--point", "streaming", "--how", "token")
+    assert (out["witness"], out["version"]) == (
+        "pydantic_ai_cancel_stream",
+        importlib.metadata.version("pydantic-ai-slim"),
+    )
+    assert (got, out["verdict"], out["counts"], out["next_turn"]) == (0, "PASS", {"refund": 1}, "accepted"), run.stderr
+    assert out["seen"]["saved_by"] == "RunCancelled.all_messages()", out["seen"]
+    assert out["seen"]["chunks"] == 3 and not out["lost"]["text_seen_not_saved"], out["did"]
+
+
+@requires("pydantic_ai")
+def test_pydantic_ai_closes_the_tool_call_a_cancel_stopped_as_interrupted_on_the_next_turn(server):
+    # cancel-mid-stream's pydantic-ai-slim tool-after-effect cancel=token save=on-cancel claim: the saved history
+    # "closes the refund call with an interrupted result". The history saved on the cancel holds the call alone; the
+    # next turn sends it closed as interrupted. The witness's next model asks for nothing again, so its one refund is
+    # not the claim's two, which the target's model makes.
+    got, out, run = forked(server, FINDINGS / CANCEL, "--point", "tool-after", "--how", "token")
+    (call,) = out["seen"]["tool_calls"]
+    assert out["saved"] == [["user", "refund order A-1001"], ["call", call]], out["did"]
+    assert out["sent"][:3] == [*out["saved"], ["result", call]], out["sent"]
+    assert out["sent_outcomes"] == ["response:complete", "return:interrupted"], out
+    assert (got, out["verdict"], out["counts"]) == (0, "PASS", {"refund": 1}), run.stderr

@@ -8,7 +8,8 @@ once (witness_server); one line of each script runs cold through the report's wi
 records run it, and the killed-tool one also forked, to compare. The racing witness's forked line starts its own
 process, as before: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
 racing approvers import only after their barrier, as cold ones do: warm approvers race differently
-(docs/DECISIONS.md, "Issue 21: one shape").
+(docs/DECISIONS.md, "Issue 21: one shape"). The cancel-mid-stream witness runs forked only, from the same server
+(its turns import what the killed-tool witness's phases do); it backs no claim's `witness`, so no record runs it.
 """
 
 import subprocess
@@ -25,11 +26,12 @@ pytestmark = [pytest.mark.witness, requires("google.adk", "sqlalchemy.ext.asynci
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
 KILLED = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "adk_killed_tool.py"
 RACING = FINDINGS / "resume-after-approval-more-frameworks" / "witness" / "adk_racing_approvers.py"
+CANCEL = FINDINGS / "cancel-mid-stream" / "witness" / "adk_cancel_stream.py"
 
 
 @pytest.fixture(scope="module")
 def server():
-    with WitnessServer([KILLED]) as server:
+    with WitnessServer([KILLED, CANCEL]) as server:
         yield server
 
 
@@ -88,3 +90,23 @@ def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(sessi
 def test_the_racing_witness_needs_two_approvers():
     done = subprocess.run([sys.executable, str(RACING), "--approvers", "1"], capture_output=True, text=True)
     assert done.returncode == 2 and "--approvers must be at least 2" in done.stderr
+
+
+def test_the_cancel_witness_loses_the_streamed_words_and_the_next_turn_is_accepted(server):
+    # cancel-mid-stream's google-adk model-stream claims: "the streamed part of the answer is in no session event;
+    # the next turn is accepted", one refund (the witness's verdict is the next turn's: PASS when accepted).
+    output = witness(CANCEL, "--point", "streaming", "--how", "abort", "--fork", server=server)
+    assert (output["verdict"], output["counts"], output["next_turn"]) == ("PASS", {"refund": 1}, "accepted"), output
+    assert output["seen"]["chunks"] == 3 and output["lost"]["text_seen_not_saved"], output["did"]
+
+
+def test_the_cancel_witness_aborted_in_the_tool_keeps_the_call_with_adks_synthetic_error_response(server):
+    # cancel-mid-stream's google-adk tool-after-effect claims: the session holds the function call "without its real
+    # response (with abort, ADK's synthetic INVOCATION_ABORTED error)". The witness's next model asks for nothing
+    # again, so its one refund is not the claims' two, which the target's model makes.
+    output = witness(CANCEL, "--point", "tool-after", "--how", "abort", "--fork", server=server)
+    (call,) = output["seen"]["tool_calls"]
+    assert output["saved"] == [["user", "refund order A-1001"], ["call", call], ["result", call]], output["did"]
+    # Three events, the user's, the call's and the response's: the error is the response's.
+    assert (output["events"], output["saved_errors"]) == (3, ["INVOCATION_ABORTED"]), output
+    assert (output["verdict"], output["counts"]) == ("PASS", {"refund": 1}), output["did"]

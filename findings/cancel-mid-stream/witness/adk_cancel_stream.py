@@ -1,6 +1,6 @@
 """Google ADK: a client cancels a streamed run, then the next turn continues the session (no plugpull).
 
-    python adk_cancel_stream.py [--point POINT] [--how HOW] [--chunks K] [--kill] [--session sqlite|database]
+    python adk_cancel_stream.py [--point POINT] [--how HOW] [--chunks K] [--kill] [--session sqlite|database] [--fork]
 
 An ``LlmAgent`` with one ``refund`` tool (it appends a line to a file: the effect) in an ``App``, sessions in
 ``SqliteSessionService`` (or ``DatabaseSessionService`` on sqlite+aiosqlite), a scripted ``BaseLlm`` that
@@ -24,12 +24,15 @@ with a function call without its response, a response without its call, or two m
 
 Prints one JSON line. Exit 0 (PASS): the next turn was accepted; 1 (FAIL): rejected; 2 (ERROR): the cancel
 did not land as designed.
+With --fork (Linux) each turn's process is forked from the witness, ADK imported once, instead of a new
+interpreter (the default): the same turn code and argv, a fresh process each time.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import importlib.metadata
 import json
 import os
@@ -37,6 +40,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import traceback
 import warnings
 from typing import Any
 
@@ -53,6 +59,11 @@ REQUEST, FOLLOW_UP = "refund order A-1001", "thanks, anything else?"
 ANSWER = "Refund of order A-1001 is done; the money is back on your card in three to five days."
 POINTS = ("streaming", "tool-before", "tool-after", "after-tool", "after-answer")
 HOWS = ("abort", "task", "aclose")
+# --fork: what the turns import on first use, imported once before forking them: the session store --session names.
+PHASE_IMPORTS = {
+    "sqlite": ("google.adk.sessions.sqlite_session_service",),
+    "database": ("google.adk.sessions.database_session_service", "sqlalchemy.dialects.sqlite.aiosqlite"),
+}
 HOLD, CHUNK_GAP = 0.3, 0.02
 warnings.filterwarnings("ignore")
 
@@ -254,6 +265,66 @@ async def turn_two(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def run_forked(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    """--fork: what subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout) gives, the phase
+    (main(argv[2:])) running in a process forked from this one instead of a new interpreter (-9: SIGKILLed)."""
+    assert threading.active_count() == 1, "a forked child would have only the forking thread"
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()  # nothing buffered here is written twice
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the phase; it never returns
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                os.environ.clear()
+                os.environ.update(env)
+                code = main(argv[2:])
+            except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+            finally:  # os._exit: the parent's exit handlers (its temp dirs' removal) are not the phase's
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while not (done := os.waitpid(pid, os.WNOHANG))[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(argv, timeout)
+            time.sleep(0.005)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            argv, os.waitstatus_to_exitcode(done[1]), out.read().decode(), err.read().decode()
+        )
+
+
+def prefork(modules: tuple[str, ...]) -> str | None:
+    """--fork: import the phases' modules here, once; None, or why this process cannot fork the phases."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    if threading.active_count() != 1:
+        return f"--fork: {threading.active_count()} threads after the imports; a forked phase would have only one"
+    return None
+
+
+def phase(args: argparse.Namespace, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """One turn's process: a new interpreter, or with --fork a process forked from this one."""
+    if args.fork:
+        return run_forked(argv, env, timeout=120)
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     effects = os.path.join(args.workdir, "effects.txt")
     open(effects, "w").close()
@@ -261,7 +332,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     me += ["--chunks", str(args.chunks), "--session", args.session, "--db", os.path.join(args.workdir, "s.sqlite")]
     env = {**os.environ, "WITNESS_EFFECTS": effects}
     kill = ["--kill"] if args.kill else []
-    one = subprocess.run([*me, *kill, "--phase", "one"], env=env, capture_output=True, text=True, timeout=120)
+    one = phase(args, [*me, *kill, "--phase", "one"], env)
     if args.kill and one.returncode != -signal.SIGKILL:
         return {"verdict": "ERROR", "did": f"turn one was not SIGKILLed after the cancel (exit {one.returncode})"}
     if not args.kill and one.returncode != 0:
@@ -269,7 +340,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     seen = json.loads(one.stdout.strip().splitlines()[-1]) if one.stdout.strip() else {}
     if not args.kill and not seen.get("cancelled"):
         return {"verdict": "ERROR", "did": f"the cancel at {args.point} never fired", "seen": seen}
-    two = subprocess.run([*me, "--phase", "two"], env=env, capture_output=True, text=True, timeout=120)
+    two = phase(args, [*me, "--phase", "two"], env)
     if two.returncode != 0:
         return {"verdict": "ERROR", "did": f"turn two exited {two.returncode}", "stderr": two.stderr[-800:]}
     after = json.loads(two.stdout.strip().splitlines()[-1])
@@ -296,21 +367,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", choices=POINTS, default="streaming")
     parser.add_argument("--how", choices=HOWS, default="abort")
     parser.add_argument("--chunks", type=int, default=3, help="text chunks the client saw before a streaming cancel")
     parser.add_argument("--kill", action="store_true", help="SIGKILL the process right after the cancel")
     parser.add_argument("--session", choices=("sqlite", "database"), default="sqlite")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="fork each turn's process from this one, ADK imported once (Linux; default: each turn is a new "
+        "interpreter)",
+    )
     parser.add_argument("--phase", choices=("one", "two"), help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.phase:
         print(json.dumps(asyncio.run((turn_one if args.phase == "one" else turn_two)(args))))
         return 0
-    with tempfile.TemporaryDirectory() as args.workdir:
-        result = run(args)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork needs Linux")
+    problem = prefork(PHASE_IMPORTS[args.session]) if args.fork else None
+    if problem:
+        result: dict[str, Any] = {"verdict": "ERROR", "did": problem}
+    else:
+        with tempfile.TemporaryDirectory() as args.workdir:
+            result = run(args)
     version = importlib.metadata.version("google-adk")
     print(json.dumps({"witness": "adk_cancel_stream", "framework": "google-adk", "version": version, **result}))
     return {"PASS": 0, "FAIL": 1}.get(result["verdict"], 2)
