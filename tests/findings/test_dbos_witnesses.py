@@ -180,9 +180,9 @@ def test_pydantic_ai_keeps_the_streamed_words_in_the_history_the_app_saves_on_a_
 @requires("pydantic_ai")
 def test_pydantic_ai_closes_the_tool_call_a_cancel_stopped_as_interrupted_on_the_next_turn(server):
     # cancel-mid-stream's pydantic-ai-slim tool-after-effect cancel=token save=on-cancel claim: the saved history
-    # "closes the refund call with an interrupted result". The history saved on the cancel holds the call alone; the
-    # next turn sends it closed as interrupted. The witness's next model asks for nothing again, so its one refund is
-    # not the claim's two, which the target's model makes.
+    # "keeps its call without a result, which Pydantic AI closes with a synthesized "interrupted" return when the next
+    # turn sends the history to the model". The witness's next model asks for nothing again, so its one refund is not
+    # the claim's two, which the target's model makes.
     got, out, run = forked(server, FINDINGS / CANCEL, "--point", "tool-after", "--how", "token")
     (call,) = out["seen"]["tool_calls"]
     assert out["saved"] == [["user", "refund order A-1001"], ["call", call]], out["did"]
