@@ -6,7 +6,6 @@ runs cold, as a reader and the records run it, and ADK's one line too.
 """
 
 import importlib.metadata
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from installed import found
 from plugpull.powercut.mount import unavailable_reason
 from witness_server import WitnessServer
 
@@ -78,7 +78,7 @@ def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(
 def test_dbos_loses_its_last_commit_when_the_journals_unlink_is_lost(
     request, fuse, tmp_path, cut, fork, code, verdict, refunds
 ):
-    if importlib.util.find_spec("dbos") is None or importlib.util.find_spec("mfusepy") is None:
+    if not (found("dbos") and found("mfusepy")):
         pytest.skip("needs dbos and mfusepy (uv sync --group more-frameworks)")
     server = request.getfixturevalue("server") if fork else None
     got, out, run = witness(tmp_path, "dbos_power_cut.py", "--cut", cut, server=server)
@@ -101,7 +101,9 @@ def test_without_fuse_the_sqlite_witnesses_say_error_not_pass(tmp_path):
 
 
 def test_adks_session_store_rolls_the_function_call_back_when_the_journals_unlink_is_lost(fuse, tmp_path):
-    if importlib.util.find_spec("google.adk") is None or importlib.util.find_spec("mfusepy") is None:
+    # installed.found, not importlib.util.find_spec: find_spec("google.adk") raises when no "google" package is
+    # installed (the README's default sync), instead of returning None.
+    if not (found("google.adk") and found("mfusepy")):
         pytest.skip("needs google-adk and mfusepy (uv sync --group more-frameworks)")
     got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace")
     assert (got, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": 2}), run.stderr
