@@ -178,6 +178,16 @@ class Exited(NamedTuple):
 
 
 @pytest.fixture
+def fuse():
+    """Skip the test where FUSE cannot mount (no /dev/fuse, no fusermount3, no mfusepy): the power-cut tests' need."""
+    from plugpull.powercut.mount import unavailable_reason  # here, not at collection: only FUSE tests pay the import
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(f"FUSE cannot mount here: {reason}")
+
+
+@pytest.fixture
 def plugpull_main(capsys, monkeypatch, tmp_path):
     """``plugpull ARGS`` run in this process through ``plugpull.cli.main(argv)``: an :class:`Exited`.
 

@@ -20,7 +20,6 @@ import pytest
 
 from dbos_recovery import pending_watch
 from installed import requires
-from plugpull.powercut.mount import unavailable_reason
 from witness_server import WitnessServer
 
 pytestmark = [pytest.mark.witness, requires("dbos")]
@@ -148,12 +147,9 @@ def test_pydantic_ais_dbos_agent_runs_a_function_tool_again_when_killed_after_it
 )
 @requires("pydantic_ai.durable_exec.dbos", "mfusepy")
 def test_pydantic_ais_dbos_agent_refunds_again_when_a_power_cut_loses_the_journals_unlink(
-    server, cut, code, verdict, refunds
+    fuse, server, cut, code, verdict, refunds
 ):
     # Forked only (the finding's claims, power-loss/finding.toml); the records run each line cold.
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(f"FUSE cannot mount here: {reason}")
     got, out, run = forked(server, FINDINGS / POWER_CUT, "--cut", cut)
     assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from installed import found
-from plugpull.powercut.mount import unavailable_reason
 from witness_server import WitnessServer
 
 pytestmark = pytest.mark.witness
@@ -39,13 +38,6 @@ def witness(
         run = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     last = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "null"
     return run.returncode, json.loads(last), run
-
-
-@pytest.fixture
-def fuse():
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(f"FUSE cannot mount here: {reason}")
 
 
 @pytest.mark.parametrize(

@@ -45,13 +45,6 @@ def command(how: str) -> str:
     return shlex.join(journal(how).argv)
 
 
-@pytest.fixture
-def fuse():
-    reason = mount_module.unavailable_reason()
-    if reason:
-        pytest.skip(f"FUSE cannot mount here: {reason}")
-
-
 def zombie_fusermounts() -> set[int]:
     """This process's dead fusermount3 children not yet reaped (each mount's watchdog ends up here)."""
     found = set()
