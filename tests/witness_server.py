@@ -51,6 +51,20 @@ def phase_imports(script: Path) -> list[str]:
     return names
 
 
+#: A witness's exit code for its verdict (docs/report.md, "witness": one JSON line last, exit 0 PASS, 1 FAIL, 2 ERROR).
+EXIT_CODES = {"PASS": 0, "FAIL": 1, "ERROR": 2}
+
+
+def whole_output(run: dict[str, Any], script: Path, framework: str) -> dict[str, Any]:
+    """The JSON line of a witness run (as :meth:`WitnessServer.run` or the report's run_once store it), checked to be
+    whole: there, its exit code the one its verdict gives, and naming ``script``, ``framework`` and a version."""
+    output = run["output"]
+    assert output is not None, run
+    assert run["exit_code"] == EXIT_CODES[output["verdict"]], run
+    assert (output["witness"], output["framework"]) == (Path(script).stem, framework) and output["version"], output
+    return output
+
+
 class WitnessServer:
     """One fork server for witness scripts (a test module's), their framework imported once; close() it."""
 

@@ -20,7 +20,7 @@ import pytest
 
 from installed import requires
 from plugpull.report.harness.witness import run_once
-from witness_server import WitnessServer
+from witness_server import WitnessServer, whole_output
 
 pytestmark = [pytest.mark.witness, requires("google.adk", "sqlalchemy.ext.asyncio")]
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
@@ -42,11 +42,7 @@ def witness(script: Path, *args: str, server: WitnessServer | None = None) -> di
         if server
         else run_once([sys.executable, str(script), *args], timeout=600)
     )
-    output = run["output"]
-    assert output is not None, run
-    assert run["exit_code"] == {"PASS": 0, "FAIL": 1, "ERROR": 2}[output["verdict"]], run
-    assert output["witness"] == script.stem and output["framework"] == "google-adk" and output["version"]
-    return output
+    return whole_output(run, script, "google-adk")
 
 
 @pytest.mark.parametrize(

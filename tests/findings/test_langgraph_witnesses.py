@@ -16,7 +16,7 @@ import pytest
 
 from installed import requires
 from plugpull.report.harness.witness import run_once
-from witness_server import WitnessServer
+from witness_server import WitnessServer, whole_output
 
 pytestmark = [pytest.mark.witness, requires("langgraph")]
 FINDINGS = Path(__file__).parent.parent.parent / "findings"
@@ -35,11 +35,7 @@ def server():
 def witness(script: Path, *args: str, server: WitnessServer | None = None) -> dict:
     """The witness's output, checked to be whole; forked from ``server`` when given, else cold (run_once)."""
     run = server.run(script, *args) if server else run_once([sys.executable, str(script), *args], timeout=300)
-    output = run["output"]
-    assert output is not None, run
-    assert run["exit_code"] == {"PASS": 0, "FAIL": 1, "ERROR": 2}[output["verdict"]], run
-    assert output["witness"] == script.stem and output["framework"] == "langgraph" and output["version"]
-    return output
+    return whole_output(run, script, "langgraph")
 
 
 def line(output: dict) -> tuple:

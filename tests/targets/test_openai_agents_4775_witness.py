@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from installed import requires
-from witness_server import WitnessServer
+from witness_server import WitnessServer, whole_output
 
 pytestmark = [pytest.mark.witness, requires("agents")]
 
@@ -54,12 +54,7 @@ def test_the_witness_explains_itself_with_help(server):
 
 def cancelled(server: WitnessServer, *args: str) -> dict:
     """The cancel witness's output, forked from ``server`` with --fork, checked to be whole."""
-    run = server.run(CANCEL, *args, "--fork", timeout=600)
-    line = run["output"]
-    assert line is not None, run
-    assert run["exit_code"] == {"PASS": 0, "FAIL": 1, "ERROR": 2}[line["verdict"]], run
-    assert (line["witness"], line["framework"]) == ("openai_agents_cancel_stream", "openai-agents"), line
-    return line
+    return whole_output(server.run(CANCEL, *args, "--fork", timeout=600), CANCEL, "openai-agents")
 
 
 def test_an_immediate_cancel_mid_stream_loses_the_streamed_words_and_the_next_turn_is_accepted(server):
