@@ -5,8 +5,7 @@ PLUGPULL_* in its environment, and must give the verdict and counts its claims s
 only what holds in every run is asserted of it. Most lines run with --fork (each phase forked from the witness,
 not a new interpreter); the killed-tool ones fork the witness itself from the module's server that imported ADK
 once (witness_server). One line of the family runs cold through the report's witness runner, as a reader and the
-records run it, and also forked, to compare: the killed-tool witness's (and tests/findings/test_power_loss_witnesses.py
-runs adk_power_cut.py cold); the records run every line cold. The racing witness's forked lines start their own
+records run it, and also forked, to compare: the killed-tool witness's; the records run every line cold. The racing witness's forked lines start their own
 process: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
 racing approvers import only after their barrier, as cold ones do: warm approvers race differently
 (docs/DECISIONS.md, "Issue 21: one shape"). The cancel-mid-stream witness runs forked only, from the same server

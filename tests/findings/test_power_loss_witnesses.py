@@ -3,7 +3,8 @@
 The Agent Framework and DBOS lines run with --fork (each phase forked from the witness), the witness itself forked
 from the module's server that imported both frameworks once (witness_server): each framework's cold line is in its own
 witness module (test_agent_framework_witnesses, test_dbos_witnesses), and the records run every line cold. ADK's one
-line runs cold, as a reader and the records run it (the script has no --fork).
+line runs with --fork in a process of its own (no server here imports ADK); ADK's cold line is in
+test_google_adk_witnesses.
 """
 
 import importlib.metadata
@@ -98,7 +99,7 @@ def test_adks_session_store_rolls_the_function_call_back_when_the_journals_unlin
     # installed (the README's default sync), instead of returning None.
     if not (found("google.adk") and found("mfusepy")):
         pytest.skip("needs google-adk and mfusepy (uv sync --group more-frameworks)")
-    got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace")
+    got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace", "--fork")
     assert (got, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": 2}), run.stderr
     assert out["detail"]["lost"] == ["sessions.sqlite-journal is back: its unlink or rename was never made durable"]
     # The function call event was the transaction rolled back: resume saw only the user's message.
