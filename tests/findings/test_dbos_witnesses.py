@@ -2,8 +2,8 @@
 
 Most lines run with --fork (each child forked from the witness, DBOS launched only in the children), the witness
 itself forked from the module's server that imported DBOS and Pydantic AI once (witness_server); one line of each
-script runs cold, a new interpreter for the witness and each child, as a reader and the records run it. Pydantic
-AI's power-cut witness (findings/power-loss/witness/) runs here, forked only, as its server imports what its phases
+framework runs cold, a new interpreter for the witness and each child, as a reader and the records run it
+(dbos_kill_step.py's and pydantic_ai_kill_tool.py's; the records run every line cold). Pydantic AI's power-cut witness (findings/power-loss/witness/) runs here, forked only, as its server imports what its phases
 do; the records run it cold. So does Pydantic AI's cancel-mid-stream witness, which needs no DBOS but no other
 module's server imports Pydantic AI; it backs no claim's `witness`, so no record runs it.
 """
@@ -122,20 +122,20 @@ def test_dbos_leaves_another_application_versions_workflow_pending(server, watch
         (KILL_TOOL, "before-effect", False, 0, "PASS", 1),
         (KILL_TOOL, "after-effect", True, 1, "FAIL", 2),
         (KILLED_APPROVAL, "before-effect", True, 0, "PASS", 1),
-        (KILLED_APPROVAL, "after-effect", False, 1, "FAIL", 2),
+        (KILLED_APPROVAL, "after-effect", True, 1, "FAIL", 2),
     ],
     ids=[
         "kill-tool-before-effect-cold",
         "kill-tool-after-effect-forked",
         "approval-before-effect-forked",
-        "approval-after-effect-cold",
+        "approval-after-effect-forked",
     ],
 )
 @requires("pydantic_ai.durable_exec.dbos")
 def test_pydantic_ais_dbos_agent_runs_a_function_tool_again_when_killed_after_its_effect(
     tmp_path, server, script, point, fork, code, verdict, refunds
 ):
-    # One line of each script runs cold, as a reader runs it; the other forked.
+    # One line of Pydantic AI's runs cold, as a reader runs it; the others forked (the records run every line cold).
     args = [FINDINGS / script, "--point", point]
     got, out, run = forked(server, *args) if fork else witness(tmp_path, *args)
     assert (out["framework"], out["version"]) == ("pydantic-ai-slim", importlib.metadata.version("pydantic-ai-slim"))

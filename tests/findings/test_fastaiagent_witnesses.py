@@ -1,11 +1,11 @@
 """The FastAIAgent witnesses (findings/resume-after-approval/witness/): FastAIAgent only, their own SIGKILL.
 
-One line per script runs cold, each child process a new interpreter, as a reader and the records run it; the
-others run with ``--fork`` (each child forked from the witness), the witness itself forked from the module's
-server that imported FastAIAgent once (witness_server), held to the same assertions. Racing approvers is one
-timing line (a loser crashes or is refused): it runs cold with two approvers (each one more is a FastAIAgent
-import) and forked with three, each held to what holds every run. The killed approval's cold line is not run
-forked as well: it would add a line, not a claim.
+One line of the family runs cold, each child process a new interpreter, as a reader and the records run it: the
+killed approval's before-effect line (it is not run forked as well: it would add a line, not a claim). The others
+run with ``--fork`` (each child forked from the witness), the witness itself forked from the module's server that
+imported FastAIAgent once (witness_server), held to the same assertions; the records run every line cold. Racing
+approvers is one timing line (a loser crashes or is refused): it runs forked with two approvers and with three,
+each held to what holds every run.
 """
 
 import importlib.metadata
@@ -64,11 +64,9 @@ def test_an_approver_killed_inside_the_approved_tool_leaves_a_run_no_public_resu
     assert said[2].startswith("resume(id, Resume(approved=True)): AlreadyResumed:")
 
 
-@pytest.mark.parametrize("fork, racers", [(False, 2), (True, 3)], ids=["cold", "forked"])
-def test_racing_approvers_refund_once_and_each_loser_is_refused_or_crashes(tmp_path, server, fork, racers):
-    code, out, run = witness(
-        tmp_path, "fastaiagent_racing_approvers.py", "--racers", str(racers), server=server if fork else None
-    )
+@pytest.mark.parametrize("racers", [2, 3])
+def test_racing_approvers_refund_once_and_each_loser_is_refused_or_crashes(tmp_path, server, racers):
+    code, out, run = witness(tmp_path, "fastaiagent_racing_approvers.py", "--racers", str(racers), server=server)
     assert (out["witness"], out["version"]) == ("fastaiagent_racing_approvers", VERSION)
     assert out["counts"] == {"refund": 1}, run.stderr
     assert f"{racers} approvers released together on one SQLite store: 1 ran the tool" in out["did"]

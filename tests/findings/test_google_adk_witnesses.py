@@ -4,9 +4,9 @@ Each runs on the default environment's ADK (google-adk[db], so both session stor
 PLUGPULL_* in its environment, and must give the verdict and counts its claims say; the racing one is timing, so
 only what holds in every run is asserted of it. Most lines run with --fork (each phase forked from the witness,
 not a new interpreter); the killed-tool ones fork the witness itself from the module's server that imported ADK
-once (witness_server); one line of each script runs cold through the report's witness runner, as a reader and the
-records run it, and the killed-tool one also forked, to compare. The racing witness's forked line starts its own
-process, as before: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
+once (witness_server). One line of the family runs cold through the report's witness runner, as a reader and the
+records run it, and also forked, to compare: the killed-tool witness's; the records run every line cold. The racing witness's forked lines start their own
+process: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
 racing approvers import only after their barrier, as cold ones do: warm approvers race differently
 (docs/DECISIONS.md, "Issue 21: one shape"). The cancel-mid-stream witness runs forked only, from the same server
 (its turns import what the killed-tool witness's phases do); it backs no claim's `witness`, so no record runs it.
@@ -66,13 +66,11 @@ def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_a
     assert (forked["verdict"], forked["counts"], forked["did"]) == (cold["verdict"], cold["counts"], cold["did"])
 
 
-@pytest.mark.parametrize(
-    "session, fork", [("sqlite", False), ("database", True)], ids=["sqlite-cold", "database-forked"]
-)
-def test_the_racing_witness_counts_a_refund_per_approver_that_ran_the_tool(session, fork):
-    # Two approvers, the fewest that race: what is asserted holds in every run of any size, and each approver run
-    # cold is a process that imports ADK (about 2 CPU-s); the records run the default five (finding.toml), cold.
-    output = witness(RACING, "--session", session, "--approvers", "2", *(["--fork"] if fork else []))
+@pytest.mark.parametrize("session", ["sqlite", "database"])
+def test_the_racing_witness_forked_counts_a_refund_per_approver_that_ran_the_tool(session):
+    # Two approvers, the fewest that race: what is asserted holds in every run of any size; the records run the
+    # default five (finding.toml), cold.
+    output = witness(RACING, "--session", session, "--approvers", "2", "--fork")
     refunds, detail = output["counts"]["refund"], output["detail"]
     ran = [a for a in detail["approvers"] if a["ran_tool"]]
     assert refunds == len(ran) >= 1, output

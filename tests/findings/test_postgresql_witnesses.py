@@ -2,8 +2,9 @@
 
 Real frameworks, real SIGKILL, a real cluster started and removed by the wrapper (standard library only).
 Skips, saying why, where no cluster can start or the framework is missing. The wrapper passes --fork on to the
-witness it runs (its phases forked after one framework import): tests/findings/test_dbos_witnesses.py and
-test_fastaiagent_witnesses.py run each of these witnesses cold too, and the records run them cold on PostgreSQL.
+witness it runs (its phases forked after one framework import): tests/findings/test_dbos_witnesses.py runs the DBOS
+witness cold too, test_fastaiagent_witnesses.py runs a line of FastAIAgent cold, and the records run these witnesses
+cold on PostgreSQL.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """The power-loss witnesses (findings/power-loss/witness/): the framework only, their own SIGKILL and power cut.
 
-The Agent Framework and DBOS lines with a cut run with --fork (each phase forked from the witness), the witness itself
-forked from the module's server that imported both frameworks once (witness_server); each script's plain-SIGKILL line
-runs cold, as a reader and the records run it, and ADK's one line too.
+The Agent Framework and DBOS lines run with --fork (each phase forked from the witness), the witness itself forked
+from the module's server that imported both frameworks once (witness_server): each framework's cold line is in its own
+witness module (test_agent_framework_witnesses, test_dbos_witnesses), and the records run every line cold. ADK's one
+line runs with --fork in a process of its own (no server here imports ADK); ADK's cold line is in
+test_google_adk_witnesses.
 """
 
 import importlib.metadata
@@ -41,15 +43,15 @@ def witness(
 
 
 @pytest.mark.parametrize(
-    "cut, fork, code, verdict, charges_a",
-    [("none", False, 0, "PASS", 1), ("lazyfs", True, 1, "FAIL", 2), ("namespace", True, 1, "FAIL", 2)],
-    ids=["none-cold", "lazyfs-forked", "namespace-forked"],
+    "cut, code, verdict, charges_a",
+    [("none", 0, "PASS", 1), ("lazyfs", 1, "FAIL", 2), ("namespace", 1, "FAIL", 2)],
+    ids=["none", "lazyfs", "namespace"],
 )
 def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(
-    request, tmp_path, cut, fork, code, verdict, charges_a
+    request, tmp_path, cut, code, verdict, charges_a
 ):
     pytest.importorskip("agent_framework")
-    server = request.getfixturevalue("server") if fork else None
+    server = request.getfixturevalue("server")  # after the skip: the server imports the scripts' frameworks
     got, out, run = witness(tmp_path, "agent_framework_power_cut.py", "--cut", cut, server=server)
     assert (out["witness"], out["version"]) == (
         "agent_framework_power_cut",
@@ -63,16 +65,16 @@ def test_agent_frameworks_checkpoints_survive_a_sigkill_and_not_a_power_cut(
 
 
 @pytest.mark.parametrize(
-    "cut, fork, code, verdict, refunds",
-    [("none", False, 0, "PASS", 1), ("namespace", True, 1, "FAIL", 2), ("lazyfs", True, 0, "PASS", 1)],
-    ids=["none-cold", "namespace-forked", "lazyfs-forked"],
+    "cut, code, verdict, refunds",
+    [("none", 0, "PASS", 1), ("namespace", 1, "FAIL", 2), ("lazyfs", 0, "PASS", 1)],
+    ids=["none", "namespace", "lazyfs"],
 )
 def test_dbos_loses_its_last_commit_when_the_journals_unlink_is_lost(
-    request, fuse, tmp_path, cut, fork, code, verdict, refunds
+    request, fuse, tmp_path, cut, code, verdict, refunds
 ):
     if not (found("dbos") and found("mfusepy")):
         pytest.skip("needs dbos and mfusepy (uv sync --group more-frameworks)")
-    server = request.getfixturevalue("server") if fork else None
+    server = request.getfixturevalue("server")
     got, out, run = witness(tmp_path, "dbos_power_cut.py", "--cut", cut, server=server)
     assert (got, out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run.stderr
     back = ["dbos.sqlite-journal is back: its unlink or rename was never made durable"]
@@ -97,7 +99,7 @@ def test_adks_session_store_rolls_the_function_call_back_when_the_journals_unlin
     # installed (the README's default sync), instead of returning None.
     if not (found("google.adk") and found("mfusepy")):
         pytest.skip("needs google-adk and mfusepy (uv sync --group more-frameworks)")
-    got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace")
+    got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace", "--fork")
     assert (got, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": 2}), run.stderr
     assert out["detail"]["lost"] == ["sessions.sqlite-journal is back: its unlink or rename was never made durable"]
     # The function call event was the transaction rolled back: resume saw only the user's message.

@@ -1,6 +1,6 @@
 """Google ADK's SqliteSessionService across a power cut (no plugpull): killed after a keyed refund, then the cut.
 
-    python adk_power_cut.py [--cut unsynced|namespace|lazyfs|none]
+    python adk_power_cut.py [--cut unsynced|namespace|lazyfs|none] [--fork]
 
 Needs google-adk and mfusepy (with libfuse 3 and fusermount3, Debian's fuse3, and permission to mount FUSE). The
 session database lives on cutfs.py, beside this script: a passthrough FUSE file system that keeps what a disk
@@ -19,12 +19,15 @@ after creating a journal but, unless synchronous=EXTRA, not after the unlink tha
 (https://www.sqlite.org/pragma.html#pragma_synchronous). A cut that loses that unlink brings the journal back and
 SQLite rolls the last transaction back. Exit 0: one refund and the resumed run finished; 1: otherwise; 2: did not
 run as designed (FUSE unavailable included).
+With --fork (Linux) the script imports ADK once and forks each phase from itself instead of starting a new
+interpreter per phase (the default, as the records ran): the same phase code and argv, a fresh process each time.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import importlib.metadata
 import json
 import os
@@ -33,12 +36,35 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import traceback
 import warnings
 from pathlib import Path
 
 APP, USER, SESSION = "refunds", "customer-1", "refund-A-1001"
 HERE = Path(__file__).resolve().parent
 warnings.filterwarnings("ignore", message=r".*EXPERIMENTAL.*")
+# --fork: what the phases import, imported once before forking them: the modules child() names, then what ADK imports
+# only once a run starts, as adk_killed_tool.py's. A module another ADK release lacks is skipped: its phases import it
+# if needed, as cold ones do.
+PHASE_IMPORTS = (
+    "google.adk.agents",
+    "google.adk.apps",
+    "google.adk.models.base_llm",
+    "google.adk.models.llm_response",
+    "google.adk.runners",
+    "google.adk.sessions.sqlite_session_service",
+    "google.adk.tools.tool_context",
+    "google.genai.types",
+    "google.adk.workflow._workflow",
+    "google.adk.workflow._llm_agent_wrapper",
+    "google.adk.flows.llm_flows.auto_flow",
+    "google.adk.flows.llm_flows.single_flow",
+    "google.adk.flows.llm_flows.tools._functions",
+    "google.adk.models.google_llm",
+    "google.adk.tools.agent_tool",
+)
 
 
 def child(phase: str, workdir: str, counter: str) -> int:
@@ -122,13 +148,70 @@ class Mount:
             self.proc.wait(60)
 
 
-def main() -> int:
+def run_forked(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """--fork: what subprocess.run(argv, capture_output=True, text=True, timeout=timeout) gives, the phase
+    (main(argv[2:])) running in a process forked from this one instead of a new interpreter (-9: SIGKILLed)."""
+    assert threading.active_count() == 1, "a forked child would have only the forking thread"
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()  # nothing buffered here is written twice
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the phase; it never returns
+            code = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                code = main(argv[2:])
+            except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+            finally:  # os._exit: the parent's exit handlers (its temp dirs' removal) are not the phase's
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + timeout
+        while not (done := os.waitpid(pid, os.WNOHANG))[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise subprocess.TimeoutExpired(argv, timeout)
+            time.sleep(0.005)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            argv, os.waitstatus_to_exitcode(done[1]), out.read().decode(), err.read().decode()
+        )
+
+
+def prefork(modules: tuple[str, ...]) -> str | None:
+    """--fork: import the phases' modules here, once; None, or why this process cannot fork the phases."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+    if threading.active_count() != 1:
+        return f"--fork: {threading.active_count()} threads after the imports; a forked phase would have only one"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cut", choices=("unsynced", "namespace", "lazyfs", "none"), default="unsynced")
     parser.add_argument("--phase", choices=("run", "resume"), help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     parser.add_argument("--counter", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="fork each phase from this process after one import of ADK (Linux; default: each phase is a new "
+        "interpreter, as the records ran)",
+    )
+    args = parser.parse_args(argv)
     if args.phase:
         return child(args.phase, args.workdir, args.counter)
     out = {"witness": "adk_power_cut", "framework": "google-adk", "version": importlib.metadata.version("google-adk")}
@@ -138,6 +221,17 @@ def main() -> int:
         print(json.dumps(out | {"verdict": verdict, "counts": counts, "did": did, "detail": detail}))
         return {"PASS": 0, "FAIL": 1}.get(verdict, 2)
 
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork needs Linux")
+    problem = prefork(PHASE_IMPORTS) if args.fork else None
+    if problem:
+        return report("ERROR", None, problem)
+
+    def spawn(argv: list[str]) -> subprocess.CompletedProcess:
+        if args.fork:  # the phase holds this process's pipes to cutfs while it runs, and never uses them
+            return run_forked(argv, timeout=240)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=240)
+
     with tempfile.TemporaryDirectory(prefix="adk-power-") as tmp:
         root = Path(tmp)
         disk, stash, mnt, counter = root / "disk", root / "stash", root / "mnt", root / "provider.sqlite"
@@ -145,13 +239,14 @@ def main() -> int:
             d.mkdir()
         with sqlite3.connect(counter) as db:
             db.execute("CREATE TABLE refunds (key TEXT PRIMARY KEY)")
+        db.close()  # no open connection is copied into a forked phase
         me = [sys.executable, __file__, "--workdir", str(mnt), "--counter", str(counter), "--phase"]
         try:
             mount = Mount(disk, stash, mnt)
         except (RuntimeError, OSError) as e:
             return report("ERROR", None, str(e))
         try:
-            run = subprocess.run([*me, "run"], capture_output=True, text=True, timeout=240)
+            run = spawn([*me, "run"])
             if run.returncode != -signal.SIGKILL:
                 mount.stop()
                 return report(
@@ -168,7 +263,7 @@ def main() -> int:
                 lost = mount.cut(args.cut)
             mount = Mount(disk, stash, mnt)
             try:
-                resume = subprocess.run([*me, "resume"], capture_output=True, text=True, timeout=240)
+                resume = spawn([*me, "resume"])
             finally:
                 mount.stop()
         except subprocess.TimeoutExpired as e:
