@@ -116,8 +116,11 @@ def targets_of(finding) -> list[str]:
 
 def group_of_smoke(finding) -> pytest.MarkDecorator:
     """The xdist group of a smoke: its targets' family's (tests/shared_forks.py), whose worker already runs the server
-    its kernel forks the lines from (``smoke``); each smoke runs one family."""
-    (group,) = {shared_forks.group_of_built_in(name).args for name in targets_of(finding)}
+    its kernel forks the lines from (``smoke``); each smoke runs one family. The family's own group even for a target
+    on PostgreSQL (postgresql-stores: DBOS's, ~30 s, not the PostgreSQL tests', the longest group of a run)."""
+    from plugpull.targets import BUILT_INS
+
+    (group,) = {shared_forks.group(BUILT_INS[name].module).args for name in targets_of(finding)}
     return pytest.mark.xdist_group(*group)
 
 
