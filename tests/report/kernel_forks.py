@@ -9,6 +9,8 @@ ipykernel's own ``ipykernel_launcher`` run as ``__main__`` in a new process, wit
 directory and argv jupyter_client gave the launcher. What differs from a cold start is only that those modules
 are already in ``sys.modules`` (as with plugpull's fork server for targets, plugpull/forkserver.py); the cold
 kernel start stays tested by every report pipeline test (test_pipeline.py, test_witness.py, test_merge.py, ...).
+A notebook smoke also names its pytest worker's family servers (:data:`WORKER_SERVERS`): its kernel's forked lines
+fork from them instead of a server of the kernel's own (:func:`fork_from`).
 
 The launcher is the process jupyter_client owns: it hands its stdin, stdout and stderr and its environment to
 the template over a Unix socket, relays SIGINT, SIGTERM and SIGHUP to the kernel's process group, and exits
@@ -175,7 +177,8 @@ def run_kernel(request: dict, fds: list[int], led: int) -> None:
 def fork_from(python: str, sockets: dict[str, str]) -> None:
     """In a kernel: ``ForkServers()`` (what run_lines and run_map start for ``fork_server=True``) forks each phase of
     ``python -m MODULE`` from the pytest worker's server at ``sockets[MODULE]`` instead of a server of its own, which
-    would import the framework again (docs/DECISIONS.md, "The notebook smokes fork from their worker's servers").
+    would import the framework again (docs/DECISIONS.md, "Issue 21: one shape": the smokes fork from their worker's
+    servers).
 
     The phase is forked, SIGKILLed and reaped as from a server of the kernel's (plugpull.forkserver's protocol: a
     socket is all a client needs); its parent is the worker's server, so an orphan it leaves reaches the worker, not

@@ -1,7 +1,8 @@
 """Every findings notebook runs with papermill in this environment with tiny parameters (CI smoke), and is
 committed the way papermill needs it: no outputs, a kernelspec with a language, the finding's claim and links.
-The smokes' kernels are forked from a template that imported what a notebook's kernel imports (kernel_forks.py);
-the last tests hold those kernels to what jupyter_client expects of one."""
+The smokes' kernels are forked from a template that imported what a notebook's kernel imports (kernel_forks.py),
+and fork their lines from the pytest worker's server of their target's family (tests/shared_forks.py); the last tests
+hold those kernels to what jupyter_client expects of one."""
 
 import importlib.util
 import json
