@@ -25,6 +25,7 @@ A phase forked from a shared server is the phase a server of the module's own wo
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -32,7 +33,7 @@ import pytest
 
 from plugpull import postgres, targets
 from plugpull.evidence import Outcome
-from plugpull.forkserver import ForkServers
+from plugpull.forkserver import ForkServer, ForkServers
 from plugpull.process import Running
 
 #: Variables left out of a server's key: each differs between tests, and nothing reads it on import (docstring).
@@ -130,13 +131,25 @@ class SharedForkServers:
         self._keys: dict[str, tuple[tuple, str]] = {}
 
     def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None) -> Running | Outcome:
+        return self._of_key(argv, env).spawn(argv, env=env, cwd=cwd)
+
+    def server_for(self, module: str, *, env: dict[str, str] | None = None) -> ForkServer:
+        """This process's server (under its present key) that forks ``module``, started now if none is, for a process
+        that forks from it itself (a notebook smoke's kernel, tests/report/kernel_forks.py); checked as a fork of
+        ``module`` by the test running now is (:attr:`strays`). ``env``: what its phases' environments hold beside
+        this process's (a PostgreSQL URL)."""
+        argv = [sys.executable, "-m", module]
+        return self._of_key(argv, env or {}).server(sys.executable, module, dict(os.environ))
+
+    def _of_key(self, argv: list[str], env: dict[str, str]) -> ForkServers:
+        """The servers of this process's present key, for a fork of ``argv`` by the test running now (checked)."""
         here = key()
         with self._lock:
             self._check(argv, env, here)
             servers = self._sets.get(here)
             if servers is None:
                 servers = self._sets[here] = FamilyServers(together=self._together)
-        return servers.spawn(argv, env=env, cwd=cwd)
+        return servers
 
     def _check(self, argv: list[str], env: dict[str, str], here: tuple) -> None:
         """Note a stray (:attr:`strays`): a family forked by a test outside the family's group, whose worker may import

@@ -80,3 +80,19 @@ def test_forking_a_family_under_a_second_key_is_a_stray(monkeypatch):
     assert "t.py::test_a" not in servers.strays
     (why,) = servers.strays["t.py::test_b"]
     assert "with PLUGPULL_SOME_SETTING unlike t.py::test_a, which started the agents family" in why
+
+
+def test_a_server_asked_for_by_a_smoke_is_checked_as_a_fork_of_its_module(monkeypatch):
+    # A smoke's kernel forks from the server itself (tests/report/kernel_forks.py): asking for it is what is checked.
+    monkeypatch.setattr(shared_forks.FamilyServers, "server", lambda self, python, module, env: (python, module))
+    servers = shared_forks.SharedForkServers(shared_forks.FAMILIES)
+    servers.test = ("t.py::test_a", "t.py")
+    assert servers.server_for("plugpull.targets.openai_agents_app") == (
+        sys.executable,
+        "plugpull.targets.openai_agents_app",
+    )
+    (why,) = servers.strays["t.py::test_a"]
+    assert "plugpull.targets.openai_agents_app in xdist group t.py, not forks-agents" in why
+    servers.test = ("t.py::test_b", "forks-google.adk")
+    servers.server_for("plugpull.targets.dbos_refund", env={postgres.URL_ENV: "the notebook's cluster"})
+    assert "t.py::test_b" not in servers.strays

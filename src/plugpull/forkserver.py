@@ -468,12 +468,16 @@ class ForkServers:
         if forkable is None:
             return spawn(argv, env=env, cwd=cwd)
         python, module, args = forkable
+        return self.server(python, module, env).spawn(args, env=env, cwd=cwd, shown=argv, module=module)
+
+    def server(self, python: str, module: str, env: dict[str, str]) -> ForkServer:
+        """The server that forks ``module`` for ``python``, started now (with ``env``, :meth:`server_env`) if none is."""
         first, *also = self._groups.get(module, (module,))
         with self._lock:
             server = self._servers.get((python, first))
             if server is None:
                 server = self._servers[(python, first)] = ForkServer(python, first, self.server_env(env), also)
-        return server.spawn(args, env=env, cwd=cwd, shown=argv, module=module)
+        return server
 
     def server_env(self, env: dict[str, str]) -> dict[str, str]:
         """The environment a new server starts with: its first phase's (each phase still gets its own)."""

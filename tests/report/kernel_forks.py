@@ -9,6 +9,8 @@ ipykernel's own ``ipykernel_launcher`` run as ``__main__`` in a new process, wit
 directory and argv jupyter_client gave the launcher. What differs from a cold start is only that those modules
 are already in ``sys.modules`` (as with plugpull's fork server for targets, plugpull/forkserver.py); the cold
 kernel start stays tested by every report pipeline test (test_pipeline.py, test_witness.py, test_merge.py, ...).
+A notebook smoke also names its pytest worker's family servers (:data:`WORKER_SERVERS`): its kernel's forked lines
+fork from them instead of a server of the kernel's own (:func:`fork_from`).
 
 The launcher is the process jupyter_client owns: it hands its stdin, stdout and stderr and its environment to
 the template over a Unix socket, relays SIGINT, SIGTERM and SIGHUP to the kernel's process group, and exits
@@ -39,6 +41,10 @@ INLINE = "module://matplotlib_inline.backend_inline"
 # environment.current's name: the kernel is this Python's environment, as there; a record names it, and the
 # Dask test compares records of these kernels with records of its workers' cold ones.
 NAME = "plugpull-current"
+#: Set by a notebook smoke (test_notebooks.py) in its kernel's environment: ``{"python": ..., "sockets": {target
+#: module: socket}}``, the pytest worker's family servers its ``fork_server=True`` phases fork from (:func:`fork_from`).
+#: Taken out of the kernel's environment before the kernel runs: no phase inherits it.
+WORKER_SERVERS = "PLUGPULL_TEST_WORKER_SERVERS"
 
 
 def serve(path: str) -> None:
@@ -143,6 +149,9 @@ def run_kernel(request: dict, fds: list[int], led: int) -> None:
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # nothing of the template (its socket, other launchers')
         os.environ.clear()
         os.environ.update(request["env"])
+        servers = os.environ.pop(WORKER_SERVERS, None)
+        if servers is not None:
+            fork_from(**json.loads(servers))
         os.environ.setdefault("MPLBACKEND", INLINE)
         os.chdir(request["cwd"])
         tempfile.tempdir = None  # TMPDIR is the run's scratch folder, read afresh
@@ -163,6 +172,51 @@ def run_kernel(request: dict, fds: list[int], led: int) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def fork_from(python: str, sockets: dict[str, str]) -> None:
+    """In a kernel: ``ForkServers()`` (what run_lines and run_map start for ``fork_server=True``) forks each phase of
+    ``python -m MODULE`` from the pytest worker's server at ``sockets[MODULE]`` instead of a server of its own, which
+    would import the framework again (docs/DECISIONS.md, "Issue 21: one shape": the smokes fork from their worker's
+    servers).
+
+    The phase is forked, SIGKILLed and reaped as from a server of the kernel's (plugpull.forkserver's protocol: a
+    socket is all a client needs); its parent is the worker's server, so an orphan it leaves reaches the worker, not
+    the kernel: the smoke looks for one there. Another command starts cold, as ForkServers starts it; a module or
+    Python the worker started no server for fails the notebook rather than import its framework a second time.
+    """
+    from plugpull import forkserver, process, reaper
+
+    module_of = forkserver.ForkServers.module_of
+
+    class Connected(forkserver.ForkServer):
+        """The worker's server: a socket to fork from; nothing to start or stop."""
+
+        def __init__(self, path: str, module: str) -> None:
+            self.path, self.module = path, module
+
+        def close(self) -> None:
+            pass
+
+    class WorkerForks:
+        def __init__(self) -> None:
+            reaper.make_subreaper()  # as a server of its own makes it (ForkServer): cold phases' orphans come here
+
+        def spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None):
+            forkable = module_of(tuple(argv))
+            if forkable is None:
+                return process.spawn(argv, env=env, cwd=cwd)
+            if forkable[0] != python or forkable[1] not in sockets:
+                raise RuntimeError(
+                    f"the pytest worker started no server that forks {forkable[1]} for {forkable[0]}: "
+                    "the smoke names its targets' families (tests/report/test_notebooks.py)"
+                )
+            return Connected(sockets[forkable[1]], forkable[1]).spawn(forkable[2], env=env, cwd=cwd, shown=argv)
+
+        def close(self) -> None:
+            pass
+
+    forkserver.ForkServers = WorkerForks
 
 
 def launch(path: str, argv: list[str]) -> None:

@@ -1,7 +1,8 @@
 """Every findings notebook runs with papermill in this environment with tiny parameters (CI smoke), and is
 committed the way papermill needs it: no outputs, a kernelspec with a language, the finding's claim and links.
-The smokes' kernels are forked from a template that imported what a notebook's kernel imports (kernel_forks.py);
-the last tests hold those kernels to what jupyter_client expects of one."""
+The smokes' kernels are forked from a template that imported what a notebook's kernel imports (kernel_forks.py),
+and fork their lines from the pytest worker's server of their target's family (tests/shared_forks.py); the last tests
+hold those kernels to what jupyter_client expects of one."""
 
 import importlib.util
 import json
@@ -12,12 +13,17 @@ import signal
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
 import pytest
+from kernel_forks import WORKER_SERVERS
 from repository import FINDINGS
 
+import shared_forks
+from plugpull import postgres, reaper
+from plugpull.forkserver import ForkServer
 from plugpull.rendering import shown_point
 from plugpull.report.harness import ipynb
 from plugpull.results import Result
@@ -102,10 +108,72 @@ TINY = {
         "options": {"cancel": ["task-cancel"], "durability": ["sync"], "next_turn": ["new-message"]},
     },
 }
+
+
+def targets_of(finding) -> list[str]:
+    """The built-ins a smoke runs: its TINY ``targets``, or the finding's one target (a one-target notebook has none)."""
+    return list({**finding.parameters, **TINY[finding.id]}.get("targets") or finding.targets)
+
+
+def group_of_smoke(finding) -> pytest.MarkDecorator:
+    """The xdist group of a smoke: its targets' family's (tests/shared_forks.py), whose worker already runs the server
+    its kernel forks the lines from (``smoke``); each smoke runs one family. The family's own group even for a target
+    on PostgreSQL (postgresql-stores: DBOS's, ~30 s, not the PostgreSQL tests', the longest group of a run)."""
+    from plugpull.targets import BUILT_INS
+
+    (group,) = {shared_forks.group(BUILT_INS[name].module).args for name in targets_of(finding)}
+    return pytest.mark.xdist_group(*group)
+
+
 # Findings whose notebook starts a throwaway server (plugpull.postgres): skipped, saying why, where none can start.
 NEEDS_SERVER = {"postgresql-stores"}
 # What the record's lines are called when a point expands into one line per boundary.
 LINES = {"boundary-map": ["after effect charge_card:A 1"], "agent-framework-8292": ["after-effect"] * 3}
+
+
+@pytest.fixture
+def no_python_downloads():
+    """Nothing here (tests/report/conftest.py's sets UV_PYTHON_DOWNLOADS): no notebook runs uv, and a smoke's kernel
+    forks from its worker's family servers, whose key is the worker's environment (tests/shared_forks.py)."""
+
+
+def worker_servers(finding) -> dict[str, ForkServer]:
+    """Target module -> the pytest worker's family server that forks it, for every module of the families of the
+    smoke's installed targets (started now if the worker has none: the family's tests reuse it)."""
+    from plugpull.targets import BUILT_INS
+
+    servers = {}
+    for name in targets_of(finding):
+        built_in = BUILT_INS[name]
+        if not built_in.installed():
+            continue
+        # The notebook starts its own cluster (nb.postgres_for): its phases carry the cluster's URL.
+        env = {postgres.URL_ENV: "the notebook's cluster"} if built_in.server == postgres.URL_ENV else {}
+        modules = shared_forks.FAMILIES[built_in.module]
+        server = shared_forks.FORKS.server_for(modules[0], env=env)
+        servers.update(dict.fromkeys(modules, server))
+    return servers
+
+
+def left_by(servers: list[ForkServer]) -> list[str]:
+    """Processes of a smoke's phases alive after it, below this process: one still below its server, or an orphan
+    that reached this process (the subreaper above the servers; the kernel that ran the phase is not: kernel_forks.
+    fork_from). Known as the kernel's tracker knows them (plugpull.reaper): a forked process never execs, so its
+    environment shows its server's; one it exec'd carries its phase's marker."""
+    markers = {f"{reaper.SERVER_ENV}={server.path}".encode() for server in servers}
+    phase = f"{reaper.PHASE_ENV}=".encode()
+    own = {server._proc.pid for server in servers}
+    left = []
+    for proc in reaper.tree({os.getpid()}).values():
+        if not proc.alive or proc.pid in own:
+            continue
+        try:
+            environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if markers.intersection(environ) or any(entry.startswith(phase) for entry in environ):
+            left.append(f"{proc.pid} {reaper.cmdline(proc.pid)}")
+    return left
 
 
 @pytest.fixture(scope="module")
@@ -132,22 +200,30 @@ def smoke(forked_kernel, tmp_path_factory):
             # boundary-map forks by itself (run_map).
             if finding.id != "boundary-map":
                 parameters["fork_server"] = True
+            # That server is this worker's, of the target's family, which its tests fork from too (kernel_forks.py,
+            # fork_from): the kernel imports no framework a second time.
+            servers = worker_servers(finding)
+            sockets = {module: server.path for module, server in servers.items()}
             # Unix sockets live below it: a short folder (tests/conftest.py, short_tmp).
             scratch = Path(tempfile.mkdtemp(prefix="pp-"))
             try:
-                runs[finding.id] = (
-                    ipynb.execute(finding.notebook, out, forked_kernel, parameters, scratch),
-                    out,
-                    results,
-                )
+                with pytest.MonkeyPatch.context() as patch:
+                    patch.setenv(WORKER_SERVERS, json.dumps({"python": sys.executable, "sockets": sockets}))
+                    runs[finding.id] = (
+                        ipynb.execute(finding.notebook, out, forked_kernel, parameters, scratch),
+                        out,
+                        results,
+                    )
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
+            left = left_by(list(set(servers.values())))
+            assert not left, f"processes of the smoke's phases outlived it: {left}"
         return runs[finding.id]
 
     return run
 
 
-@pytest.mark.parametrize("finding", RUNNABLE, ids=lambda f: f.id)
+@pytest.mark.parametrize("finding", [pytest.param(f, marks=group_of_smoke(f), id=f.id) for f in RUNNABLE])
 def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding, smoke):
     from plugpull.targets import BUILT_INS
 
@@ -251,6 +327,7 @@ def test_a_several_framework_notebook_runs_the_installed_targets_and_says_which_
         notebook.select_installed(["langgraph-approval"], {})
 
 
+@group_of_smoke(FINDINGS["agent-framework-8292"])  # the 8292 smoke's worker, which has its run
 def test_a_timing_line_runs_its_own_repeats_and_the_table_shows_its_rate_and_interval(smoke):
     # The 8292 smoke's run (TINY): the swap variant is a timing line of 2 runs, the control variant runs once.
     timing = [{"point": "after-effect", "options": {"variant": "swap"}, "repeats": 2}]
@@ -299,15 +376,15 @@ def value_of(client, code: str) -> str:
     return result["content"]["data"]["text/plain"]
 
 
-@pytest.fixture
-def kernel(forked_kernel, tmp_path, monkeypatch):
+@contextmanager
+def started_kernel(forked_kernel, folder: Path, monkeypatch):
+    """A forked kernel started by jupyter_client in ``folder``, with what this process's environment holds now."""
     from jupyter_client.manager import KernelManager
 
     monkeypatch.setenv("JUPYTER_PATH", str(forked_kernel.jupyter_path))
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("PLUGPULL_TEST_MARK", "launch-time")
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(folder / "runtime"))
     manager = KernelManager(kernel_name=forked_kernel.kernel)
-    manager.start_kernel(cwd=str(tmp_path))
+    manager.start_kernel(cwd=str(folder))
     client = manager.blocking_client()
     client.start_channels()
     client.wait_for_ready(timeout=60)
@@ -317,6 +394,13 @@ def kernel(forked_kernel, tmp_path, monkeypatch):
         client.stop_channels()
         if manager.has_kernel:
             manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kernel(forked_kernel, tmp_path, monkeypatch):
+    monkeypatch.setenv("PLUGPULL_TEST_MARK", "launch-time")
+    with started_kernel(forked_kernel, tmp_path, monkeypatch) as started:
+        yield started
 
 
 def test_a_forked_kernel_has_the_launchers_environment_and_folder_and_stops_on_a_signal(kernel, tmp_path):
@@ -341,3 +425,45 @@ def test_a_kernel_whose_launcher_is_killed_is_killed_too(kernel):
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(pid)
+
+
+# In a smoke's kernel: fork a phase that leaves a helper behind (it writes the helper's pid to ./helper, then sleeps),
+# wait for the helper, note the phase's parent, SIGKILL the phase's group; the parent's pid is the cell's value.
+FORK_A_PHASE_THAT_LEAVES_A_HELPER = """
+import os, pathlib, sys, time
+from plugpull import forkserver
+helper = "import pathlib, subprocess, time; p = subprocess.Popen(['sleep', '30'], start_new_session=True); "
+helper += "pathlib.Path('helper').write_text(str(p.pid)); time.sleep(30)"
+forks = forkserver.ForkServers()
+running = forks.spawn([sys.executable, "-m", "timeit", "-n1", "-r1", helper], env=dict(os.environ), cwd=os.getcwd())
+while not pathlib.Path("helper").is_file() or not pathlib.Path("helper").read_text():
+    time.sleep(0.01)
+parent = int(open(f"/proc/{running.pid}/stat").read().rsplit(")", 1)[1].split()[1])
+outcome = running.kill()
+parent
+"""
+
+
+def test_a_smokes_kernel_forks_from_the_workers_server_whose_orphans_the_smoke_finds(
+    forked_kernel, tmp_path, monkeypatch
+):
+    # What a smoke's kernel is given (smoke, kernel_forks.fork_from), for a server of a stdlib module: a phase it
+    # forks is that server's child; a helper the phase leaves reaches this process, not the kernel, and is what the
+    # smoke's check (left_by) finds; a module without a server fails rather than start one.
+    with ForkServer(sys.executable, "timeit") as server:
+        monkeypatch.setenv(WORKER_SERVERS, json.dumps({"python": sys.executable, "sockets": {"timeit": server.path}}))
+        with started_kernel(forked_kernel, tmp_path, monkeypatch) as (_, client):
+            assert value_of(client, FORK_A_PHASE_THAT_LEAVES_A_HELPER) == str(server._proc.pid)
+            assert value_of(client, "outcome.returncode") == str(-signal.SIGKILL)
+            assert value_of(client, f"{WORKER_SERVERS!r} in os.environ") == "False"  # no phase inherits it
+            reply = client.execute_interactive("forks.spawn([sys.executable, '-m', 'json.tool'], env={}, cwd=None)")
+            assert reply["content"]["ename"] == "RuntimeError"
+            assert "started no server that forks json.tool" in reply["content"]["evalue"]
+        helper = int((tmp_path / "helper").read_text())
+        try:
+            assert reaper.read_proc(helper).ppid == os.getpid()  # the subreaper above the server: this process
+            assert [line.split()[0] for line in left_by([server])] == [str(helper)]
+        finally:
+            os.kill(helper, signal.SIGKILL)
+            os.waitpid(helper, 0)
+        assert left_by([server]) == []
