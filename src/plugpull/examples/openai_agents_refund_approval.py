@@ -37,7 +37,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, gate, record_effect, record_result  # plugpull
+from plugpull.client import announce, gate, import_present, record_effect, record_result  # plugpull
 
 PAUSED, APPROVED = "paused.json", "approved.json"
 
@@ -136,6 +136,17 @@ def main(argv: list[str] | None = None) -> int:
     announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))  # plugpull
     where = Path(os.environ.get("PLUGPULL_WORKDIR", "."))  # plugpull: the saved RunStates live here
     return asyncio.run(phases[argv[0]](build_agent(), where))
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what `plugpull --fork-server` imports once
+    """Import what every phase imports after this script's imports, in plugpull's fork server, once.
+
+    ``set_tracing_disabled`` is the SDK's first use of its trace provider, which it builds then, with an HTTP client
+    that imports its HTTP stack (httpcore2 and what it pulls in: h11, h2, truststore; openai-agents 0.22), and the
+    SDK runs a sync tool on asyncio's default executor. Only imports: the provider itself is still built in each
+    phase. Returns None, so each forked phase still runs this script as ``__main__``.
+    """
+    import_present("httpcore2", "concurrent.futures.thread")
 
 
 if __name__ == "__main__":

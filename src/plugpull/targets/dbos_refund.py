@@ -44,7 +44,7 @@ from pathlib import Path
 
 from dbos import DBOS, SetWorkflowID
 
-from plugpull.client import WORKDIR_ENV, announce, record_effect, record_result  # plugpull
+from plugpull.client import WORKDIR_ENV, announce, import_present, record_effect, record_result  # plugpull
 from plugpull.postgres import PostgresUnavailable, run_database  # plugpull: this run's database on the test server
 
 WORKFLOW_ID = "refund-A-1001"
@@ -55,6 +55,13 @@ CHANGED_APP_VERSION = "refunds-2"
 # workflow DBOS did not recover never finishes, however long we wait.
 RECOVERY_WAIT = 30.0
 _key_variant = "none"
+#: What DBOS imports only once it launches, by store: the system database's module for its URL and SQLAlchemy's
+#: SQLite dialect (dbos/_sys_db.py imports both inside functions; the PostgreSQL store loads that dialect too), and
+#: for SQLite its driver: measured in forked phases of dbos 3.4.
+RUN_IMPORTS = {
+    "sqlite": ("sqlalchemy.dialects.sqlite", "sqlite3", "dbos._sys_db_sqlite"),
+    "postgresql": ("sqlalchemy.dialects.sqlite", "dbos._sys_db_postgres"),
+}
 
 
 def log(message: str) -> None:
@@ -84,8 +91,7 @@ def refund_workflow(order_id: str) -> str:
     return refund(draft)
 
 
-def main(argv: list[str] | None = None) -> int:
-    global _key_variant
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key", choices=("none", "checkpointed"), default="none")
     parser.add_argument("--app-version", choices=("same", "changed"), default="same")
@@ -95,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.recovery_wait < 0:
         parser.error(f"--recovery-wait {args.recovery_wait:g}: seconds cannot be negative")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    global _key_variant
+    args = parse(argv)
     _key_variant = args.key
     announce(framework="dbos", version=importlib.metadata.version("dbos"))  # plugpull
     workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
@@ -146,6 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     record_result({"answer": answer, "request_id": request_id.rstrip(")")})  # plugpull: the run's outcome
     print(final, flush=True)
     return 0
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import what DBOS imports once it launches (``RUN_IMPORTS`` of the phase's store) in plugpull's fork server,
+    once, instead of in every forked phase.
+
+    Only imports: no database is opened and no thread started (DBOS does both in ``launch``, in the phase). A module
+    a release does not have is skipped. Returns None: the forked phase runs this module as ``__main__``
+    (docs/DECISIONS.md, "Throughput (issue 26)").
+    """
+    import_present(*RUN_IMPORTS[parse(argv).store])
 
 
 if __name__ == "__main__":

@@ -45,6 +45,14 @@ from plugpull.client import WORKDIR_ENV, announce, boundary, gate, import_presen
 
 REFUSED, STUCK = 3, 4
 ORDER = "A-1001"
+#: What every phase imports after ``import fastaiagent`` before it resumes anything (measured in forked phases of
+#: fastaiagent 1.94.0: the platform push and PostgreSQL checkpointer modules the agent and its store check for; the
+#: PostgreSQL store also reads its migrations as package resources). What a run imports once it runs (tracing
+#: export, governance, provenance: ~0.02 s of a start) stays in the phase: racing approvers import it after
+#: ``gate()``, as cold ones do, so the racing line (a timing line: a loser may find SQLite's write lock held) keeps
+#: the window a cold race has.
+RUN_IMPORTS = ("fastaiagent._platform.push", "fastaiagent.checkpointers.postgres")
+POSTGRESQL_RUN_IMPORTS = ("fastaiagent.checkpointers.migrations", "importlib.readers")
 
 
 def log(message: str) -> None:
@@ -165,8 +173,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
-    """Import FastAIAgent (and for ``--store postgresql`` its PostgreSQL driver) in plugpull's fork server, once,
-    instead of in every forked phase (0.8 s of CPU here).
+    """Import FastAIAgent, what every phase imports before it resumes anything (``RUN_IMPORTS``) and for
+    ``--store postgresql`` its PostgreSQL driver, in plugpull's fork server, once, instead of in every forked phase
+    (0.8 s of CPU here).
 
     ``main`` imports it only after pointing FASTAIAGENT_LOCAL_DB at the phase's workdir and moving there. The
     import itself reads neither (``get_config()`` is an ``lru_cache`` filled on first use, in the phase), writes
@@ -179,12 +188,14 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     import fastaiagent.testing  # noqa: F401
     from fastaiagent._internal.config import reset_config
 
+    import_present(*RUN_IMPORTS)  # they read no configuration on import either (checked)
+
     reset_config()
     if argv[:2] == ["--store", "postgresql"]:
         # PostgresCheckpointer imports its driver and pool only when built (fastaiagent/checkpointers/postgres.py):
         # 0.11 s of a forked phase's CPU here, and main imports plugpull.postgres (its database) for this store only.
         # An import opens no connection; a missing driver is the phase's own error to report.
-        import_present("plugpull.postgres", "psycopg", "psycopg.types.json", "psycopg_pool")
+        import_present("plugpull.postgres", "psycopg", "psycopg.types.json", "psycopg_pool", *POSTGRESQL_RUN_IMPORTS)
     return None
 
 

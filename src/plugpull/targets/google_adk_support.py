@@ -23,6 +23,9 @@ from plugpull.client import import_present
 
 #: What ADK imports only once a run starts (its workflow engine, the LLM flows, the Gemini model class and the
 #: auth libraries they pull in): 0.75 s of a phase's 0.87 s of CPU here (google-adk 2.x; python -X importtime).
+#: The rest of what a forked phase of google-adk 2.13 imported after these: the runner's agent router and node
+#: helpers, what ``LlmAgent`` imports when it runs (its flow, the workflow wrapper, the search tools it checks
+#: for, the A2A package's lazy front), the auth preprocessor, and the pydantic module a JSON schema imports on use.
 RUN_IMPORTS = (
     "google.adk.workflow._workflow",
     "google.adk.flows.llm_flows.tools._functions",
@@ -31,6 +34,15 @@ RUN_IMPORTS = (
     "google.adk.flows.llm_flows.core._resume",
     "google.adk.models.google_llm",
     "google.adk.tools.agent_tool",
+    "google.adk.agents._agent_router",
+    "google.adk.workflow._node_runner_utils",
+    "google.adk.workflow._llm_agent_wrapper",
+    "google.adk.flows.llm_flows.auto_flow",
+    "google.adk.tools.google_search_tool",
+    "google.adk.tools.vertex_ai_search_tool",
+    "google.adk.a2a.agent",
+    "google.adk.auth.auth_preprocessor",
+    "pydantic._internal._dataclasses",
 )
 
 

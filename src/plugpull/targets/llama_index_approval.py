@@ -39,6 +39,7 @@ from workflows import Context, Workflow, step
 from workflows.events import HumanResponseEvent, InputRequiredEvent, StartEvent, StepState, StepStateChanged, StopEvent
 
 from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result  # plugpull
+from plugpull.targets.llama_index_refund import plugpull_prefork  # noqa: F401 (--fork-server's hook)
 
 ORDER = "A-1001"
 SAVED = "context.json"

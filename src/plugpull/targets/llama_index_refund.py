@@ -41,7 +41,7 @@ from pathlib import Path
 from workflows import Context, Workflow, step
 from workflows.events import Event, StartEvent, StepState, StepStateChanged, StopEvent
 
-from plugpull.client import WORKDIR_ENV, announce, boundary, record_effect, record_result  # plugpull
+from plugpull.client import WORKDIR_ENV, announce, boundary, import_present, record_effect, record_result  # plugpull
 
 ORDER = "A-1001"
 SAVED = "context.json"
@@ -49,6 +49,18 @@ SAVED = "context.json"
 # longer running starts over, with a StartEvent that has no input), so resume must know the run ended.
 FINISHED = "result.json"
 _key_variant = "none"
+#: What a run imports only once it runs: the Workflow's runtime (control loop, basic runtime plugin, the graph
+#: validated on the first run, its verbose decorator), asyncio's default executor (``asyncio.to_thread``) and the
+#: parser ``importlib.metadata`` reads a version with: measured in forked phases of llama-index-workflows 2.26.
+RUN_IMPORTS = (
+    "workflows.runtime.control_loop",
+    "workflows.plugins.basic",
+    "workflows.representation.build",
+    "workflows.representation.validate",
+    "workflows.runtime.verbose",
+    "concurrent.futures.thread",
+    "email.parser",
+)
 
 
 def log(message: str) -> None:
@@ -126,6 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     record_result({"answer": answer, "request_id": request_id.rstrip(")")})  # plugpull: the run's outcome
     print(final, flush=True)
     return 0
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import ``RUN_IMPORTS`` in plugpull's fork server, once, instead of in every forked phase (the
+    `llama-index-approval` target's hook too).
+
+    Only imports: nothing is opened, no loop or thread started. A module a release does not have is skipped.
+    Returns None: the forked phase runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    """
+    import_present(*RUN_IMPORTS)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,14 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ToolCal
 from pydantic_core import to_jsonable_python
 
 from plugpull.client import announce, gate, record_effect, record_result  # plugpull
-from plugpull.targets.pydantic_ai_support import REQUEST, durable, scripted_model, workdir, workflow_output
+from plugpull.targets.pydantic_ai_support import (
+    REQUEST,
+    durable,
+    plugpull_prefork,  # noqa: F401 (--fork-server's hook)
+    scripted_model,
+    workdir,
+    workflow_output,
+)
 
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-approval-1"

@@ -29,7 +29,13 @@ from dbos import SetWorkflowID
 from pydantic_ai import Agent, RunContext
 
 from plugpull.client import announce, record_effect, record_result  # plugpull
-from plugpull.targets.pydantic_ai_support import REQUEST, durable, scripted_model, workflow_output
+from plugpull.targets.pydantic_ai_support import (
+    REQUEST,
+    durable,
+    plugpull_prefork,  # noqa: F401 (--fork-server's hook)
+    scripted_model,
+    workflow_output,
+)
 
 WORKFLOW_ID = "refund-A-1001"
 APP_VERSION = "refunds-1"

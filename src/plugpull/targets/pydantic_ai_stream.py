@@ -56,6 +56,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from plugpull.client import (  # plugpull
     announce,
     check_model_request,
+    import_present,
     mark_boundary,
     record_cancel,
     record_conversation,
@@ -69,6 +70,10 @@ NEXT = "Is my refund done?"
 PREAMBLE = "I will refund order A-1001 now."
 ANSWER = "Order A-1001 is refunded."
 STYLES = ("token", "task-cancel")
+#: What a streamed run imports only once it runs: the price data Pydantic AI reads for a response's cost
+#: (pydantic_ai/_genai_prices.py), the asyncio backend anyio loads on its first call, and asyncio's default
+#: executor: measured in forked phases of pydantic-ai-slim 2.68.
+RUN_IMPORTS = ("genai_prices.data", "anyio._backends._asyncio", "concurrent.futures.thread")
 
 
 def neutral(messages: list[ModelMessage]) -> list[dict[str, Any]]:
@@ -234,6 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     args.workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
     announce(framework="pydantic-ai-slim", version=importlib.metadata.version("pydantic-ai-slim"))  # plugpull
     return asyncio.run(converse(args))
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import ``RUN_IMPORTS`` in plugpull's fork server, once, instead of in every forked phase.
+
+    Only imports (no price data is fetched, no thread started); a module a release does not have is skipped. Returns
+    None: the forked phase runs this module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    """
+    import_present(*RUN_IMPORTS)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 ``DBOSAgent`` (pydantic_ai.durable_exec.dbos) runs the agent as a DBOS workflow; DBOS keeps its system
 database in SQLite in $PLUGPULL_WORKDIR and recovers this executor's pending workflows of the same
 application version when it launches. A user's app could keep a module like this one beside it: nothing
-in it is plugpull's.
+in it is plugpull's but ``plugpull_prefork``, the targets' optional hook for plugpull's fork server.
 """
 
 from __future__ import annotations
@@ -21,7 +21,21 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from plugpull.client import WORKDIR_ENV
+from plugpull.client import WORKDIR_ENV, import_present
+
+#: What a DBOSAgent run imports only once it runs: ``DBOSAgent`` itself (``durable`` imports it lazily), the SQLite
+#: dialect and driver SQLAlchemy loads for DBOS's system database URL, DBOS's SQLite system database, the asyncio
+#: backend anyio loads on its first call, and what Pydantic AI imports on first use (pydantic.networks,
+#: pydantic_ai.direct): 35 modules, measured in forked phases of pydantic-ai-slim 2.68 and dbos 3.4.
+RUN_IMPORTS = (
+    "pydantic_ai.durable_exec.dbos",
+    "sqlalchemy.dialects.sqlite",
+    "sqlite3",
+    "dbos._sys_db_sqlite",
+    "anyio._backends._asyncio",
+    "pydantic.networks",
+    "pydantic_ai.direct",
+)
 
 REQUEST = "Please refund order A-1001."
 
@@ -79,3 +93,16 @@ def workflow_output(workflow_id: str, log: Callable[[str], None], phase: str) ->
     handle = DBOS.retrieve_workflow(workflow_id)
     log(f"{phase}: workflow {workflow_id} is {handle.get_status().status} after launch")
     return handle.get_result().output
+
+
+def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fork-server imports once
+    """Import what a run imports only once it runs (``RUN_IMPORTS``) in plugpull's fork server, once, instead of in
+    every forked phase.
+
+    Only imports: none of them opens a file or connection or starts a thread (checked: one thread after). Importing
+    ``pydantic_ai.durable_exec.dbos`` registers the ``DBOSAgent`` class in DBOS's registry before ``DBOS(config=...)``
+    rather than after; DBOS picks up what was registered before it was made (dbos/_dbos.py, "Lifecycles"), as it
+    does for a user's decorated classes. A module a release does not have is skipped. Returns None: the forked phase
+    runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    """
+    import_present(*RUN_IMPORTS)
