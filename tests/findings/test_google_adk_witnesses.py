@@ -2,14 +2,15 @@
 
 Each runs on the default environment's ADK (google-adk[db], so both session stores) in a fresh cwd without
 PLUGPULL_* in its environment, and must give the verdict and counts its claims say; the racing one is timing, so
-only what holds in every run is asserted of it. Most lines run with --fork (each phase forked from the witness,
-not a new interpreter); the killed-tool ones fork the witness itself from the module's server that imported ADK
-once (witness_server). One line of the family runs cold through the report's witness runner, as a reader and the
-records run it, and also forked, to compare: the killed-tool witness's; the records run every line cold. The racing witness's forked lines start their own
-process: the server imports ADK's run-time modules (the killed-tool witness's phase imports), which the
-racing approvers import only after their barrier, as cold ones do: warm approvers race differently
-(docs/DECISIONS.md, "Issue 21: one shape"). The cancel-mid-stream witness runs forked only, from the same server
-(its turns import what the killed-tool witness's phases do); it backs no claim's `witness`, so no record runs it.
+only what holds in every run is asserted of it. Lines run with --fork (each phase forked from the witness, not a
+new interpreter), the witness itself forked from a server of the module that imported ADK once (witness_server):
+the killed-tool, power-cut (findings/power-loss/witness/adk_power_cut.py, FUSE) and cancel-mid-stream witnesses
+from one, whose imports hold all their phases'; the racing witness from its own. Its approvers import ADK's run-time
+modules (the killed-tool witness's phase imports) only after their barrier, as cold ones do: warm approvers race
+differently (docs/DECISIONS.md, "Issue 21: one shape"); its server adds to a line's imports only the other session
+store's modules, which its approvers never import. One line of the family runs cold through the report's witness
+runner, as a reader and the records run it, and also forked, to compare: the killed-tool witness's; the records run
+every line cold. The cancel-mid-stream witness backs no claim's `witness`, so no record runs it.
 """
 
 import subprocess
@@ -27,11 +28,18 @@ FINDINGS = Path(__file__).parent.parent.parent / "findings"
 KILLED = FINDINGS / "kill-mid-tool-more-frameworks" / "witness" / "adk_killed_tool.py"
 RACING = FINDINGS / "resume-after-approval-more-frameworks" / "witness" / "adk_racing_approvers.py"
 CANCEL = FINDINGS / "cancel-mid-stream" / "witness" / "adk_cancel_stream.py"
+POWER_CUT = FINDINGS / "power-loss" / "witness" / "adk_power_cut.py"
 
 
 @pytest.fixture(scope="module")
 def server():
-    with WitnessServer([KILLED, CANCEL]) as server:
+    with WitnessServer([KILLED, CANCEL, POWER_CUT]) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def racing_server():
+    with WitnessServer([RACING]) as server:
         yield server
 
 
@@ -67,10 +75,10 @@ def test_the_killed_tool_witness_run_cold_gives_the_lines_verdict_and_the_same_a
 
 
 @pytest.mark.parametrize("session", ["sqlite", "database"])
-def test_the_racing_witness_forked_counts_a_refund_per_approver_that_ran_the_tool(session):
+def test_the_racing_witness_forked_counts_a_refund_per_approver_that_ran_the_tool(racing_server, session):
     # Two approvers, the fewest that race: what is asserted holds in every run of any size; the records run the
     # default five (finding.toml), cold.
-    output = witness(RACING, "--session", session, "--approvers", "2", "--fork")
+    output = witness(RACING, "--session", session, "--approvers", "2", "--fork", server=racing_server)
     refunds, detail = output["counts"]["refund"], output["detail"]
     ran = [a for a in detail["approvers"] if a["ran_tool"]]
     assert refunds == len(ran) >= 1, output
@@ -104,3 +112,14 @@ def test_the_cancel_witness_aborted_in_the_tool_keeps_the_call_with_adks_synthet
     # Three events, the user's, the call's and the response's: the error is the response's.
     assert (output["events"], output["saved_errors"]) == (3, ["INVOCATION_ABORTED"]), output
     assert (output["verdict"], output["counts"]) == ("PASS", {"refund": 1}), output["did"]
+
+
+@requires("mfusepy")
+def test_adks_session_store_rolls_the_function_call_back_when_the_journals_unlink_is_lost(fuse, server):
+    # power-loss's google-adk namespace claim: the cut brings the journal back, SQLite rolls back the transaction that
+    # stored the function call, and resume asks the model again: a new call id, a new key, a second refund.
+    output = witness(POWER_CUT, "--cut", "namespace", "--fork", server=server)
+    assert (output["verdict"], output["counts"]) == ("FAIL", {"refund": 2}), output["did"]
+    assert output["detail"]["lost"] == ["sessions.sqlite-journal is back: its unlink or rename was never made durable"]
+    # The function call event was the transaction rolled back: resume saw only the user's message.
+    assert "resume found 1 event(s)" in output["did"]

@@ -2,9 +2,8 @@
 
 The Agent Framework and DBOS lines run with --fork (each phase forked from the witness), the witness itself forked
 from the module's server that imported both frameworks once (witness_server): each framework's cold line is in its own
-witness module (test_agent_framework_witnesses, test_dbos_witnesses), and the records run every line cold. ADK's one
-line runs with --fork in a process of its own (no server here imports ADK); ADK's cold line is in
-test_google_adk_witnesses.
+witness module (test_agent_framework_witnesses, test_dbos_witnesses), and the records run every line cold. ADK's
+power-cut witness runs in test_google_adk_witnesses.py, forked from the server there that imports ADK.
 """
 
 import importlib.metadata
@@ -92,15 +91,3 @@ def test_without_fuse_the_sqlite_witnesses_say_error_not_pass(tmp_path):
         timeout=60,
     )
     assert run.returncode != 0 and "ready" not in run.stdout
-
-
-def test_adks_session_store_rolls_the_function_call_back_when_the_journals_unlink_is_lost(fuse, tmp_path):
-    # installed.found, not importlib.util.find_spec: find_spec("google.adk") raises when no "google" package is
-    # installed (the README's default sync), instead of returning None.
-    if not (found("google.adk") and found("mfusepy")):
-        pytest.skip("needs google-adk and mfusepy (uv sync --group more-frameworks)")
-    got, out, run = witness(tmp_path, "adk_power_cut.py", "--cut", "namespace", "--fork")
-    assert (got, out["verdict"], out["counts"]) == (1, "FAIL", {"refund": 2}), run.stderr
-    assert out["detail"]["lost"] == ["sessions.sqlite-journal is back: its unlink or rename was never made durable"]
-    # The function call event was the transaction rolled back: resume saw only the user's message.
-    assert "resume found 1 event(s)" in out["did"]
