@@ -409,8 +409,15 @@ def test_a_forked_kernel_has_the_launchers_environment_and_folder_and_stops_on_a
     assert value_of(client, "os.getcwd()") == repr(str(tmp_path))
     pid = int(value_of(client, "os.getpid()"))
     assert pid != manager.provisioner.process.pid  # the launcher stands for it
-    client.execute("import time; time.sleep(60)")
-    time.sleep(0.5)
+    # The SIGINT must reach the kernel while it runs the cell: ipykernel ignores SIGINT between requests (kernelapp sets
+    # SIG_IGN; kernelbase installs default_int_handler only while a handler runs), and the cell would then sleep 60 s. So the cell says when it runs; a fixed wait after execute() was not enough
+    # under load (the interrupt came before the execution, and the reply's 30 s ran out).
+    client.execute("import pathlib, time; pathlib.Path('running').touch(); time.sleep(60)")
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "running").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert (tmp_path / "running").exists(), "the cell never ran"
+    time.sleep(0.2)  # from the touch into the sleep: a few bytecodes
     manager.interrupt_kernel()  # SIGINT to the launcher's group, relayed to the kernel's
     reply = client.get_shell_msg(timeout=30)
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
