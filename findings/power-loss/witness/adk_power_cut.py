@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import importlib.metadata
 import json
 import os
@@ -36,11 +35,10 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import traceback
 import warnings
 from pathlib import Path
+
+from power_cut_fork import prefork, run_forked
 
 APP, USER, SESSION = "refunds", "customer-1", "refund-A-1001"
 HERE = Path(__file__).resolve().parent
@@ -148,57 +146,6 @@ class Mount:
             self.proc.wait(60)
 
 
-def run_forked(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
-    """--fork: what subprocess.run(argv, capture_output=True, text=True, timeout=timeout) gives, the phase
-    (main(argv[2:])) running in a process forked from this one instead of a new interpreter (-9: SIGKILLed)."""
-    assert threading.active_count() == 1, "a forked child would have only the forking thread"
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        sys.stdout.flush()  # nothing buffered here is written twice
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the phase; it never returns
-            code = 1
-            try:
-                os.dup2(out.fileno(), 1)
-                os.dup2(err.fileno(), 2)
-                code = main(argv[2:])
-            except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
-                if stop.code is None or isinstance(stop.code, int):
-                    code = stop.code or 0
-                else:
-                    print(stop.code, file=sys.stderr)
-            except BaseException:
-                traceback.print_exc()
-            finally:  # os._exit: the parent's exit handlers (its temp dirs' removal) are not the phase's
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-        deadline = time.monotonic() + timeout
-        while not (done := os.waitpid(pid, os.WNOHANG))[0]:
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                raise subprocess.TimeoutExpired(argv, timeout)
-            time.sleep(0.005)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(
-            argv, os.waitstatus_to_exitcode(done[1]), out.read().decode(), err.read().decode()
-        )
-
-
-def prefork(modules: tuple[str, ...]) -> str | None:
-    """--fork: import the phases' modules here, once; None, or why this process cannot fork the phases."""
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            pass
-    if threading.active_count() != 1:
-        return f"--fork: {threading.active_count()} threads after the imports; a forked phase would have only one"
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cut", choices=("unsynced", "namespace", "lazyfs", "none"), default="unsynced")
@@ -229,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def spawn(argv: list[str]) -> subprocess.CompletedProcess:
         if args.fork:  # the phase holds this process's pipes to cutfs while it runs, and never uses them
-            return run_forked(argv, timeout=240)
+            return run_forked(main, argv, timeout=240)
         return subprocess.run(argv, capture_output=True, text=True, timeout=240)
 
     with tempfile.TemporaryDirectory(prefix="adk-power-") as tmp:
