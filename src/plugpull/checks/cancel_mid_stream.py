@@ -4,8 +4,9 @@ A line PASSes when, after the client's cancel (and, at a ``-then-sigkill`` point
 after it), the next turn on the same conversation: is accepted by a strict provider (checks.history),
 runs to its end (the thread is not stuck), leaves every effect the clean run made exactly once, finds
 in the saved conversation what the user saw streamed before the cancel, and reports the clean run's
-result. Anything the harness could not prove (the run never reached the point, the cancel was not
-reported while the run was held there) is ERROR.
+result. Anything the harness could not prove (the run never reached the point, the cancel was never
+reported, or at a ``-then-sigkill`` point not while the run was held there) is ERROR; a cancel the
+framework reports only once its running step ends is judged and says ``deferred``.
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ POINTS = (*CANCELS, *(p + THEN_SIGKILL for p in CANCELS))
 CHUNK = "model-chunk"  # one "before" mark before each streamed chunk of a model's answer
 MODEL_CALL = "model-call"  # ``with boundary("model-call"):`` around each model call
 SHOWN = "chunk-shown"  # optional: one "before" mark after the consumer showed each chunk
-#: model-stream cancels after this many chunks of the final answer (fewer when the answer has fewer).
+#: model-stream cancels after this many chunks of the final answer; of an answer of K_CHUNKS chunks, one fewer,
+#: so a chunk is still to stream (an answer of 1 chunk is ERROR).
 K_CHUNKS = 2
 POLL = 0.01
 #: Seconds a run held at its point gets to connect a cancel watcher when none was waiting.
