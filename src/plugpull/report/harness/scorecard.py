@@ -10,7 +10,7 @@ that record. Nothing here names a framework, store or scenario:
 - a claimed line is placed by its ``[[claims]]`` table's ``property`` (a column) and ``store`` (with the
   line's framework, the row) in its finding.toml (report/kernel/claims.py);
 - a row or column is shown once one of its lines has a record, so a column declared before anything
-  measures it (power loss) appears with its first record, and a new target's store with its first run.
+  measures it appears with its first record, and a new target's store with its first run.
 
 Like docs/results.md the page is a pure function of the records and the TOML files (no clock, no
 environment): ``plugpull report regenerate`` writes it, ``plugpull report check`` compares it byte for byte.
