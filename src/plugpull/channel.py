@@ -1,8 +1,8 @@
 """The harness side of the agent channel: a Unix socket server for the provider and the store.
 
 The socket lives in a fresh private directory (mode 0700) so only this user can connect;
-its path is handed to the agent in ``PLUGPULL_SOCKET``. Each connection carries one
-request (wire format: docs/protocol.md). The caller's pid comes from the kernel, via
+its path is handed to the agent in ``PLUGPULL_SOCKET``. A connection carries one request
+at a time (wire format: docs/protocol.md). The caller's pid comes from the kernel, via
 ``SO_PEERCRED`` on the connection, never from the request body: that is what lets the
 kill proof say which process made a held call.
 """

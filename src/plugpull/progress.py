@@ -6,7 +6,8 @@ Three kinds, chosen by the CLI (docs/DECISIONS.md, "CLI output, JUnit, progress,
   running and a bar with n/N, elapsed and remaining time; the drawing is erased when the run ends, and
   the report then follows on stdout as before, so the terminal is left with the report, not two copies.
 - ``Plain``: stderr is not a terminal (CI logs, files): one plain line per finished result, no control codes.
-- ``None`` (no progress): ``--json``, whose output must stay pure JSON, gets a bar on a terminal and nothing else.
+- ``--json``, whose stdout must stay pure JSON: ``Live`` without the finished lines (only the bar) on a terminal,
+  ``None`` (no progress) elsewhere.
 
 Every kind is called from the worker threads of ``-j N``; each guards its state with a lock. The total is
 the planned lines until the run has expanded them (every-boundary makes one line per boundary of its clean

@@ -8,7 +8,7 @@ notebook is still the real thing: papermill and jupyter_client start the kernels
 ipykernel's own ``ipykernel_launcher`` run as ``__main__`` in a new process, with the environment, working
 directory and argv jupyter_client gave the launcher. What differs from a cold start is only that those modules
 are already in ``sys.modules`` (as with plugpull's fork server for targets, plugpull/forkserver.py); the cold
-kernel start stays tested by every report pipeline test (test_pipeline.py, test_witness.py, test_merge.py, ...).
+kernel start stays tested by test_pipeline.py and the Dask workers' runs (test_executor.py).
 A notebook smoke also names its pytest worker's family servers (:data:`WORKER_SERVERS`): its kernel's forked lines
 fork from them instead of a server of the kernel's own (:func:`fork_from`).
 
