@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DECISIONS = ROOT / "docs" / "DECISIONS.md"
 THIS = Path(__file__).resolve()  # its hand-built citations are examples
 
-#: Where the repository cites DECISIONS.md: code, docs, tests, findings, CI, notebooks.
+#: Where the repository cites DECISIONS.md: code, docs, tests, findings and their witnesses, CI, notebooks.
 CITING = ("src/**/*.py", "docs/*.md", "README.md", "tests/**/*.py", "tests/*.xsd", "findings/*/finding.toml",
-          ".ci/*", ".github/**/*.yml", "notebooks/*.ipynb")  # fmt: skip
+          "findings/*/witness/*.py", ".ci/*", ".github/**/*.yml", "notebooks/*.ipynb")  # fmt: skip
 
 # A line break plus the next line's indentation and comment marker (`#`, `#:`) reads as one space, so a
 # citation wrapped in a comment or docstring is still found whole.
