@@ -43,6 +43,10 @@ GENERATED = GENERATED_MARK
 SWEEP_FILE = "sweep.json"
 # Siblings published with a release (langgraph and langgraph-prebuilt, ...) land within hours of it.
 RELEASE_SLACK = dt.timedelta(days=1)
+#: The oldest Python a generated lock resolves for when its template's lock does not name one.
+PYTHON_FLOOR = "3.10"
+#: uv writes the command that compiled a lock in its header ("#    uv pip compile ... --python-version 3.11 ...").
+COMPILED_FOR = re.compile(r"^#.*\buv pip compile\b.*--python-version[ =](\S+)", re.MULTILINE)
 
 
 # --- the index ---------------------------------------------------------------------------------
@@ -120,6 +124,20 @@ def template(finding: Finding, package: str) -> Path:
     return max(candidates)[1]
 
 
+def python_floor(lock: Path) -> str:
+    """The oldest Python ``lock`` was compiled for (its uv header), else :data:`PYTHON_FLOOR`.
+
+    A generated lock resolves for the Pythons its template's does: google-adk 2.x and pydantic-ai-slim 2.x need
+    3.11, so their hand-written locks say ``--python-version 3.11``, and a universal resolve from 3.10 has no
+    solution for any of their releases (every one would be "cannot run").
+    """
+    try:
+        match = COMPILED_FOR.search(lock.read_text())
+    except OSError:
+        return PYTHON_FLOOR
+    return match.group(1) if match else PYTHON_FLOOR
+
+
 def in_text(source: str, package: str, version: str, cutoff: dt.datetime, released: dt.datetime) -> str:
     """The generated ``.in``: ``source`` with ``package`` pinned to ``version``, under a generated header."""
     wanted = re.sub(r"[-_.]+", "-", package).lower()
@@ -191,7 +209,7 @@ def generate(
             "--quiet",
             "--universal",
             "--python-version",
-            "3.10",
+            python_floor(source.with_suffix(".txt")),
             "--generate-hashes",
             "--exclude-newer",
             cutoff.strftime("%Y-%m-%dT%H:%M:%SZ"),
