@@ -447,8 +447,9 @@ class ForkServers:
 
     ``together``: groups of target modules that one server imports and forks, one server per (python, group)
     instead of one per module: target modules of one framework then share its import (the tests' family servers,
-    tests/shared_forks.py; plugpull's ``--fork-server`` keeps one server a module). A phase forked from such a server runs with the group's other
-    target modules imported, and their ``plugpull_prefork`` hooks run there for their own argv.
+    tests/shared_forks.py; plugpull's ``--fork-server`` keeps one server a module). A phase forked from such a
+    server runs with the group's other target modules imported, and their ``plugpull_prefork`` hooks run there for
+    their own argv.
     """
 
     def __init__(self, together: Iterable[Sequence[str]] = ()) -> None:
