@@ -110,6 +110,7 @@ def test_the_check_alias_checks_and_says_what_to_type_on_one_stderr_line_after(c
     pages.write(repo)
     code, out, err = report(capsys, "--check", root=repo)
     assert code == 0 and "plugpull report check: 1 records are valid" in out
+    assert "; findings/ holds 0.0 of its 100 MB" in out
     assert (
         err
         == f"plugpull report: --check is the subcommand `check` now (the flag goes in a later release): plugpull report check --root {repo}\n"

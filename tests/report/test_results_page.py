@@ -78,6 +78,21 @@ def test_check_passes_on_valid_records_and_a_fresh_page(tmp_path):
     assert pages.check(tmp_path) == []
 
 
+def test_findings_over_their_size_budget_are_one_check_problem_naming_the_largest_folders(tmp_path, monkeypatch):
+    put_record(tmp_path, record())
+    pages.write(tmp_path)
+    (tmp_path / "findings" / "big").mkdir()
+    (tmp_path / "findings" / "big" / "blob.html").write_bytes(b"x" * 3_000_000)
+    total, per = history.footprint(tmp_path)
+    assert per["big"] == 3_000_000 and total == sum(per.values()) > 3_000_000
+    assert history.budget_problems(tmp_path, budget=total) == []
+    (problem,) = history.budget_problems(tmp_path, budget=2_000_000)
+    assert problem.startswith(f"findings/ holds {total / 1e6:.1f} MB, over its 2 MB budget (largest: big 3.0 MB, demo")
+    assert pages.check(tmp_path) == []  # the default budget, 100 MB
+    monkeypatch.setattr(history, "FINDINGS_BUDGET", 2_000_000)
+    assert pages.check(tmp_path) == [problem]
+
+
 def test_check_reports_a_stale_page_with_the_difference(tmp_path):
     put_record(tmp_path, record())
     pages.write(tmp_path)

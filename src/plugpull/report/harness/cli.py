@@ -23,7 +23,7 @@ Exit codes:
      recorded as cannot run, and the summary was written
   1  check found problems (printed one per line: a record that contradicts its finding's claim, a witness that
      disagrees or did not run for a bug or documented claim, a FAIL claim without its kind or support, an invalid
-     record, a generated page out of date); a notebook or an environment failed (named at the end; its HTML and
+     record, a generated page out of date, findings/ over 100 MB); a notebook or an environment failed (named at the end; its HTML and
      JSON, with ``error``, were still written); summary: its notebook failed; bundle: a requirements file could
      not be compiled (nothing written)
   2  bad input, before anything runs (one line): an unknown subcommand or option, an unknown finding or pin set,
@@ -495,6 +495,7 @@ def check(root: Path, only: list[str] | None = None) -> int:
         f"{len(newest)} (finding, pin set) pairs hold their claims and witnesses, the claims have their kinds, "
         "docs/results.md, the scorecard and the generated sections are up to date"
         + (f" (findings: {', '.join(sorted(chosen))})" if chosen else "")
+        + f"; findings/ holds {history.footprint(root)[0] / 1e6:.1f} of its {history.FINDINGS_BUDGET / 1e6:.0f} MB"
     )
     return EXIT_OK
 

@@ -17,6 +17,37 @@ from plugpull.report.harness import markdown
 from plugpull.report.harness.finding import FINDINGS_DIR, Finding, once
 from plugpull.report.kernel import claims, record
 
+#: What findings/ may hold in all (records, pin sets, bundles, pages): every record is kept, so a clone grows with
+#: each run; ``report check`` fails past it (docs/DECISIONS.md, "Findings, records, pin sets and pages").
+FINDINGS_BUDGET = 100 * 10**6
+
+
+def footprint(root: Path) -> tuple[int, dict[str, int]]:
+    """Bytes of every file under findings/, in all and per top-level folder (a finding, or '.' for loose files)."""
+    total, per = 0, {}
+    top = root / FINDINGS_DIR
+    for path in top.rglob("*") if top.is_dir() else ():
+        if path.is_file() and not path.is_symlink():
+            size = path.stat().st_size
+            folder = path.relative_to(top).parts[0] if len(path.relative_to(top).parts) > 1 else "."
+            total += size
+            per[folder] = per.get(folder, 0) + size
+    return total, per
+
+
+def budget_problems(root: Path, budget: int | None = None) -> list[str]:
+    """One line when findings/ holds more than ``budget`` bytes (default :data:`FINDINGS_BUDGET`), naming the three
+    largest folders; else none."""
+    budget = FINDINGS_BUDGET if budget is None else budget
+    total, per = footprint(root)
+    if total <= budget:
+        return []
+    largest = ", ".join(f"{name} {size / 1e6:.1f} MB" for name, size in sorted(per.items(), key=lambda kv: -kv[1])[:3])
+    return [
+        f"findings/ holds {total / 1e6:.1f} MB, over its {budget / 1e6:.0f} MB budget (largest: {largest}): "
+        "slim or move out old records before adding more"
+    ]
+
 
 @dataclass
 class Judged:

@@ -483,7 +483,7 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
     ``only``: the records and claims of these findings (the pages are always checked whole). One line per
     problem: a record that is not valid, a claim's policy, a newest record that contradicts a claim, a
     witness that disagrees or did not run, a page out of date (summary.html: one that does not show the
-    newest records).
+    newest records), findings/ over its size budget.
     """
     paths = [p for p in history.record_paths(root) if only is None or p.parent.parent.name in only]
     found = [p for path in paths for p in record.problems(path, path.parent.parent)]
@@ -507,6 +507,7 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
             + _diff(actual, expected, str(PAGE))
         )
     found += scorecard_problems(root, findings, newest)
+    found += history.budget_problems(root)
     for path in hand_written(root):
         text = path.read_text()
         try:
