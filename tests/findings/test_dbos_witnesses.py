@@ -164,8 +164,9 @@ def test_pydantic_ai_keeps_the_streamed_words_in_the_history_the_app_saves_on_a_
     # cancel-mid-stream's pydantic-ai-slim model-stream cancel=token save=on-cancel claim: "the saved history keeps
     # the streamed words; the next turn is accepted", one refund (the witness's verdict is the next turn's).
     got, out, run = forked(server, FINDINGS / CANCEL, "--point", "streaming", "--how", "token")
-    assert (out["witness"], out["version"]) == (
+    assert (out["witness"], out["framework"], out["version"]) == (
         "pydantic_ai_cancel_stream",
+        "pydantic-ai-slim",  # the distribution the version is read from, as the other Pydantic AI witnesses name it
         importlib.metadata.version("pydantic-ai-slim"),
     )
     assert (got, out["verdict"], out["counts"], out["next_turn"]) == (0, "PASS", {"refund": 1}, "accepted"), run.stderr

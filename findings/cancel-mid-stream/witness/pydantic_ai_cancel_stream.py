@@ -456,7 +456,9 @@ def main(argv: list[str] | None = None) -> int:
             result = run(args)
     version = importlib.metadata.version("pydantic-ai-slim")
     print(
-        json.dumps({"witness": "pydantic_ai_cancel_stream", "framework": "pydantic-ai", "version": version, **result})
+        json.dumps(
+            {"witness": "pydantic_ai_cancel_stream", "framework": "pydantic-ai-slim", "version": version, **result}
+        )
     )
     return {"PASS": 0, "FAIL": 1}.get(result["verdict"], 2)
 
