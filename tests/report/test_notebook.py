@@ -57,6 +57,29 @@ def test_a_failed_boundary_is_named_by_what_broke():
     assert kind('result differs from the clean run: $.answer: clean "a", resumed null') == "result"
 
 
+def test_a_plot_goes_into_a_record_as_a_palette_png_of_the_same_size_and_a_fraction_of_the_bytes():
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from PIL import Image
+
+    from plugpull.report.kernel.notebook import PLOT_COLOURS, palette_png, plot
+
+    lines = [
+        Result(Verdict.FAIL if i % 3 else Verdict.PASS, "kill-mid-tool", f"after-effect variant-{i}", "t", "m")
+        for i in range(40)
+    ]
+    fig = plot(lines)  # outside a kernel: nothing displayed, the figure returned
+    full = io.BytesIO()
+    fig.savefig(full, format="png", bbox_inches="tight")  # what the inline backend would embed
+    small = palette_png(fig)
+    image, original = Image.open(io.BytesIO(small)), Image.open(full)
+    assert image.mode == "P" and len(image.getcolors()) <= PLOT_COLOURS and image.size == original.size
+    assert len(small) < len(full.getvalue()) / 2
+
+
 def test_the_rate_plot_is_one_row_per_line_and_as_wide_with_thirteen_lines_as_with_one():
     # Drawn wider than a record's page (1100 px), the plot was shrunk with its 8 pt text (issue 25): it now
     # grows downwards, one row per line, and its saved bounds stay inside the page at 100 dpi.

@@ -4,6 +4,7 @@ The smokes' kernels are forked from a template that imported what a notebook's k
 and fork their lines from the pytest worker's server of their target's family (tests/shared_forks.py); the last tests
 hold those kernels to what jupyter_client expects of one."""
 
+import base64
 import importlib.util
 import json
 import os
@@ -247,7 +248,13 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
     assert [r["point"] for r in doc["results"]] == LINES.get(finding.id, TINY[finding.id]["points"])
     assert any(doc["versions"].get(f) for f in finding.frameworks)  # read inside the kernel
     executed = out.read_text()
-    assert "image/png" in executed  # the verdict plot
+    plots = [
+        base64.b64decode(o["data"]["image/png"])
+        for cell in json.loads(executed)["cells"]
+        for o in cell.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
+    assert plots and all(png[25] == 3 for png in plots)  # the verdict plot, a palette PNG (IHDR colour type 3)
     line = Result.from_dict(doc["results"][0])
     # The text line names the held call after the point (rendering.shown_point, issue 12).
     assert f"{line.verdict.value:<5}  {line.scenario}  {shown_point(line)}  {line.target}" in executed
