@@ -130,7 +130,10 @@ class Service:
     def stop(self) -> None:
         if self.loop is not None and self.stopping is not None:
             self.loop.call_soon_threadsafe(self.stopping.set)
-        self.thread.join(5)
+        # A phase that failed before the service started (the server never became healthy) stops here too: joining a
+        # thread never started raises, and that RuntimeError hid the phase's own message.
+        if self.thread.ident is not None:
+            self.thread.join(5)
 
 
 def serve_phase(workdir: Path) -> int:
