@@ -69,12 +69,22 @@ def test_dbos_on_postgresql_runs_the_killed_step_again_after_the_effect_and_a_sa
     assert start["key"] == resume["key"] and start["key"].startswith("rf_")
 
 
-def test_racing_adk_approvers_on_postgresql_queue_on_the_session_row_and_one_runs_the_tool(server, forked):
+def test_racing_adk_approvers_on_postgresql_mostly_let_one_run_the_tool_and_a_second_only_before_its_refusal(
+    server, forked
+):
     built_in = installed("google-adk-approval-postgresql")
     (racing,) = run_scenario(built_in.variants[0], ["racing-resumers"], settings=SETTINGS, runtime=forked)
-    assert racing.evidence["counts"] == {"refund": 1}, (racing.message, racing.stderr)
-    assert racing.verdict is Verdict.PASS, (racing.message, racing.stderr)
-    assert "4 refused (exit 3)" in racing.message
+    # A timing line: postgresql-stores claims a FAIL rate in [0, 0.15] (its record: 0 of 20). append_event locks
+    # the session row, but the stale-session check comes when an approver appends, after its tool ran: one that
+    # loaded the session before the winner appended runs the tool too, then is refused (1 full suite run in about a
+    # dozen, 2026-12-01). Either outcome is held to its shape.
+    if racing.verdict is Verdict.PASS:
+        assert racing.evidence["counts"] == {"refund": 1}, (racing.message, racing.stderr)
+        assert "4 refused (exit 3)" in racing.message
+    else:
+        assert racing.verdict is Verdict.FAIL, (racing.message, racing.stderr)
+        assert racing.evidence["counts"]["refund"] >= 2, (racing.message, racing.stderr)
+        assert "session has been modified in storage since it was loaded" in racing.message, racing.message
 
 
 def test_adk_on_postgresql_runs_the_confirmed_tool_again_after_a_kill_inside_it(server, forked):
