@@ -57,6 +57,14 @@ def test_a_failed_boundary_is_named_by_what_broke():
     assert kind('result differs from the clean run: $.answer: clean "a", resumed null') == "result"
 
 
+def plotted_lines(n: int) -> list[Result]:
+    """``n`` one-run lines for the rate plot, PASS and FAIL in turn."""
+    return [
+        Result(Verdict.FAIL if i % 2 else Verdict.PASS, "kill-mid-tool", f"after-effect variant-{i}", "t", "m")
+        for i in range(n)
+    ]
+
+
 def test_a_plot_goes_into_a_record_as_a_palette_png_of_the_same_size_and_a_fraction_of_the_bytes():
     import io
 
@@ -67,11 +75,7 @@ def test_a_plot_goes_into_a_record_as_a_palette_png_of_the_same_size_and_a_fract
 
     from plugpull.report.kernel.notebook import PLOT_COLOURS, palette_png, plot
 
-    lines = [
-        Result(Verdict.FAIL if i % 3 else Verdict.PASS, "kill-mid-tool", f"after-effect variant-{i}", "t", "m")
-        for i in range(40)
-    ]
-    fig = plot(lines)  # outside a kernel: nothing displayed, the figure returned
+    fig = plot(plotted_lines(40))  # outside a kernel: nothing displayed, the figure returned
     full = io.BytesIO()
     fig.savefig(full, format="png", bbox_inches="tight")  # what the inline backend would embed
     small = palette_png(fig)
@@ -90,15 +94,9 @@ def test_the_rate_plot_is_one_row_per_line_and_as_wide_with_thirteen_lines_as_wi
     matplotlib.use("Agg")
     from plugpull.report.kernel.notebook import plot
 
-    def results(n: int) -> list[Result]:
-        return [
-            Result(Verdict.FAIL if i % 2 else Verdict.PASS, "kill-mid-tool", f"after-effect variant-{i}", "t", "m")
-            for i in range(n)
-        ]
-
     widths = []
     for n in (1, 13):
-        fig = plot(results(n))
+        fig = plot(plotted_lines(n))
         assert len(fig.axes[0].get_yticklabels()) == n
         out = io.BytesIO()
         fig.savefig(out, format="png", dpi=100, bbox_inches="tight")

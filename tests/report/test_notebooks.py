@@ -416,9 +416,10 @@ def test_a_forked_kernel_has_the_launchers_environment_and_folder_and_stops_on_a
     assert value_of(client, "os.getcwd()") == repr(str(tmp_path))
     pid = int(value_of(client, "os.getpid()"))
     assert pid != manager.provisioner.process.pid  # the launcher stands for it
-    # The SIGINT must reach the kernel while it runs the cell: ipykernel ignores SIGINT between requests (kernelapp sets
-    # SIG_IGN; kernelbase installs default_int_handler only while a handler runs), and the cell would then sleep 60 s. So the cell says when it runs; a fixed wait after execute() was not enough
-    # under load (the interrupt came before the execution, and the reply's 30 s ran out).
+    # The SIGINT must reach the kernel while it runs the cell: ipykernel ignores SIGINT between requests (kernelapp
+    # sets SIG_IGN; kernelbase installs default_int_handler only while a handler runs), and the cell would then sleep
+    # 60 s. So the cell says when it runs; a fixed wait after execute() was not enough under load (the interrupt came
+    # before the execution, and the reply's 30 s ran out).
     client.execute("import pathlib, time; pathlib.Path('running').touch(); time.sleep(60)")
     deadline = time.monotonic() + 30
     while not (tmp_path / "running").exists() and time.monotonic() < deadline:

@@ -23,9 +23,9 @@ Exit codes:
      recorded as cannot run, and the summary was written
   1  check found problems (printed one per line: a record that contradicts its finding's claim, a witness that
      disagrees or did not run for a bug or documented claim, a FAIL claim without its kind or support, an invalid
-     record, a generated page out of date, findings/ over 100 MB); a notebook or an environment failed (named at the end; its HTML and
-     JSON, with ``error``, were still written); summary: its notebook failed; bundle: a requirements file could
-     not be compiled (nothing written)
+     record, a generated page out of date, findings/ over 100 MB); a notebook or an environment failed (named at
+     the end; its HTML and JSON, with ``error``, were still written); summary: its notebook failed; bundle: a
+     requirements file could not be compiled (nothing written)
   2  bad input, before anything runs (one line): an unknown subcommand or option, an unknown finding or pin set,
      a lock that does not resolve, a parameter the notebook does not declare, no uv; --executor dask without
      distributed or with a scheduler that cannot be reached; merge of an invalid record or of a run id already

@@ -29,7 +29,8 @@ def footprint(root: Path) -> tuple[int, dict[str, int]]:
     for path in top.rglob("*") if top.is_dir() else ():
         if path.is_file() and not path.is_symlink():
             size = path.stat().st_size
-            folder = path.relative_to(top).parts[0] if len(path.relative_to(top).parts) > 1 else "."
+            parts = path.relative_to(top).parts
+            folder = parts[0] if len(parts) > 1 else "."
             total += size
             per[folder] = per.get(folder, 0) + size
     return total, per
