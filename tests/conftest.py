@@ -34,6 +34,35 @@ KERNEL_FIXTURES = {"current_kernel", "forked_kernel", "whole_run"}
 SLOW_MARKERS = {"framework", "notebook", "witness", "powercut", "network"}
 
 
+#: xdist workers a core when `uv run pytest` is given no -n: the command README and .ci/run give is one.
+WORKERS_A_CORE = 2
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns numprocesses into its workers (xdist/plugin.py)
+def pytest_cmdline_main(config):
+    """`uv run pytest` runs as .ci/run does: two xdist workers a core, ``--dist loadgroup``.
+
+    A third of the suite's time is waiting (SIGKILLed phases, servers starting, uv), which a second worker on the
+    same core fills, and loadgroup sends the tests that fork one framework's targets to one worker, whose fork server
+    imports the framework once (docs/performance.md, "The test suite"). Only when nothing says otherwise: an ``-n``
+    given (``-n 0``: one process), xdist not loaded (``-p no:xdist``), ``--pdb``, a worker's own start, or every
+    argument one test's node id (``tests/test_x.py::test_y``: a worker a core would cost more than it saves)."""
+    plugins = config.pluginmanager
+    # pyproject's addopts load it as xdist.plugin; `-p no:xdist` blocks the name "xdist" only, which loads nothing here.
+    loaded = any(plugins.hasplugin(name) for name in ("xdist", "xdist.plugin")) and not plugins.is_blocked("xdist")
+    if not loaded or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    option = config.option
+    if getattr(option, "numprocesses", 0) is not None or option.usepdb:
+        return
+    if config.args and all("::" in arg for arg in config.args):
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    option.numprocesses = WORKERS_A_CORE * cores
+    if option.dist == "no":
+        option.dist = "loadgroup"
+
+
 # First, so that the groups are given before tests/xdist_groups.py tells them to xdist's controller (--dist loadgroup).
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):

@@ -19,7 +19,7 @@ A phase forked from a shared server is the phase a server of the module's own wo
   different module with it or without it;
 - a family server imports the family's target modules at its start and runs each one's ``plugpull_prefork`` hook
   for the argv it is asked for (ForkServers' ``together``): a target's phase runs as its own ``__main__`` either
-  way, with its framework already imported (tests/targets/test_recovery_protocol.py has done so since issue 26).
+  way, with its framework already imported (tests/targets/test_recovery_protocol.py has done so).
 """
 
 from __future__ import annotations

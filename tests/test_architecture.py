@@ -9,7 +9,7 @@ from import_graph import graph
 
 #: docs/architecture.md's layers, bottom to top: a module's layer is its longest matching prefix's.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("plugpull.client", "plugpull.postgres"),
+    ("plugpull.client", "plugpull.postgres", "plugpull.temporal"),
     ("plugpull.errors", "plugpull.results", "plugpull.evidence", "plugpull.boundaries", "plugpull.hints",
      "plugpull.notes", "plugpull.store", "plugpull.provider", "plugpull.arguments"),
     ("plugpull.reaper", "plugpull.process", "plugpull.forkserver", "plugpull.channel", "plugpull.powercut",
@@ -53,9 +53,9 @@ def is_agent_script(module: str) -> bool:
     return (module.startswith("plugpull.examples") and not user_test) or (in_targets and not declared)
 
 
-#: What an agent script may import of plugpull: the client, and the -postgresql targets' database per run (both
-#: standard library only).
-AGENT_SIDE = ("plugpull.client", "plugpull.postgres")
+#: What an agent script may import of plugpull: the client, the -postgresql targets' database per run and the
+#: temporal target's dev server (all standard library only).
+AGENT_SIDE = ("plugpull.client", "plugpull.postgres", "plugpull.temporal")
 
 
 def arrows_up(g: dict[str, set[str]]) -> list[str]:

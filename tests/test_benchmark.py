@@ -1,4 +1,4 @@
-"""The throughput benchmark's arithmetic and its accounting of a whole process tree (issue 26)."""
+"""The throughput benchmark's arithmetic and its accounting of a whole process tree."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ the command prints and returns), each phase a real process forked from the proce
 real; Ctrl-C (a cold run found by its command line) and ``uv run`` go through real subprocesses.
 """
 
+import dataclasses
 import json
 import os
 import shlex
@@ -289,7 +290,7 @@ def test_an_unwritable_workdir_is_one_line_exit_2(plugpull_main):
     assert len(lines) == 1 and lines[0].startswith("plugpull: --workdir '/proc' is not writable")
 
 
-# Issue 12: what a new user met testing their own agent.
+# what a new user met testing their own agent.
 
 
 def test_a_point_of_no_selected_scenario_is_one_line_exit_2_naming_each_scenarios_points(plugpull_main):
@@ -349,7 +350,7 @@ def test_without_hold_kill_mid_tool_kills_at_every_effect_call_in_order_and_says
         ("FAIL", "before-effect charge#1"),
         ("FAIL", "after-effect charge#1"),
     ]
-    # The coverage line, then a blank line and the closing line (issue 22).
+    # The coverage line, then a blank line and the closing line.
     assert run.stdout.splitlines()[-3] == f"kill-mid-tool, {command}: killed at 2 of 2 effect calls, 4 lines"
 
 
@@ -437,7 +438,7 @@ def test_hold_with_only_a_store_scenario_is_one_line_exit_2(plugpull_main):
     run = plugpull_main("--target", "openai-agents", "--hold", "refund")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade, power-loss; no selected target runs one"
+        "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade, power-loss, tool-error; no selected target runs one"
     ]
 
 
@@ -467,7 +468,7 @@ def test_an_agent_without_the_resume_subcommand_is_an_error_asking_about_it(tmp_
     run = plugpull("--agent", command, "--point", "after-effect")
     assert run.returncode == 2
     lines = run.stdout.splitlines()
-    # Found before any kill: resume is run first on the finished clean run (issue 22), so nothing is held.
+    # Found before any kill: resume is run first on the finished clean run, so nothing is held.
     assert lines[0].startswith("ERROR  kill-mid-tool  after-effect  ")
     assert lines[0].endswith(
         "resume exited 2 with a usage message: does COMMAND accept the `resume` argument? "
@@ -764,6 +765,7 @@ def test_docs_cli_md_lists_every_option_and_who_reads_it_as_the_scenarios_declar
     # docs/cli.md is the page cli.py cites: each option of the parser has a row, and the "read by" column
     # of a scenario option is what the scenarios' contracts say (the same source as --help's prefixes).
     from plugpull.cli import OPTIONS, build_parser, read_by
+    from plugpull.scenarios.registry import REGISTRY
 
     page = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
     rows = {}
@@ -777,3 +779,22 @@ def test_docs_cli_md_lists_every_option_and_who_reads_it_as_the_scenarios_declar
     assert {flag: rows[flag] for _, flag in OPTIONS.values()} == {
         flag: read_by(field) for field, (_, flag) in OPTIONS.items()
     }
+    # The options a scenario owns (Scenario.add_options) are read by that scenario only.
+    owned = {s.flag(f.name): s.name for s in REGISTRY if s.Options for f in dataclasses.fields(s.Options)}
+    assert owned and {flag: rows[flag] for flag in owned} == owned
+
+
+def test_an_approval_lost_without_any_fault_is_a_fail_and_follows_the_fail_exit_rules(tmp_path, plugpull):
+    command = agent("-m", "approval_framework", "pauses-again")
+    run = plugpull("--agent", command, "--scenario", "resume-after-approval")
+    assert run.returncode == 0, run.stdout
+    verdicts = [line.split()[0] for line in run.stdout.splitlines() if line.split()[:1] in (["FAIL"], ["PASS"])]
+    assert verdicts == ["FAIL"] * 5 and "ERROR" not in run.stdout
+    assert "effect lost: the run paused again instead of running the approved tool" in run.stdout
+    assert run.stdout.count("moot: the clean run already failed without any fault (see approve-elsewhere)") == 4
+    # Only the line that ran something sums up its calls: a moot line ran no fault of its own.
+    assert run.stdout.count("made 0 record_effect calls") == 1
+    strict = plugpull(
+        "--agent", command, "--scenario", "resume-after-approval", "--point", "approve-elsewhere", "--strict"
+    )
+    assert strict.returncode == 1

@@ -277,3 +277,9 @@ def test_import_present_imports_what_is_installed_and_skips_what_is_not():
     sys.modules.pop("colorsys", None)
     import_present("plugpull_no_such_module", "colorsys", "plugpull_no_such_package.child")
     assert "colorsys" in sys.modules and "plugpull_no_such_module" not in sys.modules
+
+
+def test_the_approval_exit_codes_an_agent_uses_are_the_ones_plugpull_reads():
+    from plugpull import checks, client
+
+    assert (client.REFUSED_EXIT, client.PAUSED_AGAIN_EXIT) == (checks.REFUSED_EXIT, checks.PAUSED_AGAIN_EXIT) == (3, 5)

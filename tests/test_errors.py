@@ -25,8 +25,9 @@ def defined_errors() -> dict[str, list[str]]:
 
 
 def test_every_error_class_is_defined_in_errors_or_in_the_agent_side_client():
-    # postgres.py runs in agent processes too (the -postgresql targets) and imports nothing of plugpull.
-    agent_side = {"errors.py", "client.py", "postgres.py"}
+    # postgres.py and temporal.py run in agent processes too (the -postgresql and Temporal targets) and import only
+    # the client of plugpull.
+    agent_side = {"errors.py", "client.py", "postgres.py", "temporal.py"}
     elsewhere = {name: modules for name, modules in defined_errors().items() if set(modules) - agent_side}
     assert elsewhere == {}
 
@@ -60,3 +61,21 @@ def test_bad_input_errors_are_usage_errors_and_bundle_and_sweep_errors_are_findi
     assert issubclass(errors.ParseError, errors.UsageError)
     assert issubclass(errors.BundleError, errors.FindingError) and issubclass(errors.SweepError, errors.FindingError)
     assert errors.FuseUnavailable("no /dev/fuse").reason == "no /dev/fuse"
+
+
+def test_every_error_has_one_root_and_keeps_the_builtin_base_its_callers_catch():
+    # One `except PlugpullError` catches anything plugpull raises on purpose (as HypothesisException does for
+    # Hypothesis); the builtin bases stay, so `except ValueError` around a claim still catches a ClaimError.
+    # But for the tool-error fault, which a tool must meet as a failed outside call (a ConnectionError), never as
+    # plugpull's own error that an agent may catch apart.
+    faults = {"ToolFault", "ToolTimeout"}
+    assert all(issubclass(getattr(errors, name), errors.PlugpullError) for name in set(errors.__all__) - faults)
+    assert not any(issubclass(getattr(errors, name), errors.PlugpullError) for name in faults)
+    assert issubclass(errors.ToolTimeout, TimeoutError) and issubclass(errors.ToolFault, ConnectionError)
+    assert not issubclass(errors.ToolTimeout, ConnectionError)  # a socket timeout is no connection error
+    assert issubclass(errors.ClaimError, ValueError) and issubclass(errors.StoreError, ValueError)
+    assert issubclass(errors.ChannelClosed, ConnectionError) and issubclass(errors.PowerCutError, RuntimeError)
+    from plugpull.report.harness.recall import RecallError
+    from plugpull.temporal import TemporalUnavailable
+
+    assert (RecallError, TemporalUnavailable) == (errors.RecallError, errors.TemporalUnavailable)

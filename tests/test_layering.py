@@ -85,8 +85,8 @@ def test_the_agent_side_client_imports_nothing_of_plugpull():
 
 
 def test_errors_sit_at_the_bottom_beside_the_agent_side():
-    # client.py and postgres.py run in agent processes and define their own errors; errors re-exports them.
-    assert graph()["plugpull.errors"] <= {"plugpull.client", "plugpull.postgres"}
+    # client.py, postgres.py and temporal.py run in agent processes and define their own errors; errors re-exports them.
+    assert graph()["plugpull.errors"] <= {"plugpull.client", "plugpull.postgres", "plugpull.temporal"}
 
 
 def test_only_the_registry_names_the_scenario_modules():

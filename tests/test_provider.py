@@ -120,7 +120,7 @@ def test_a_sibling_needs_a_hold_of_another_name_and_a_known_state():
             p.arm("after-effect", hold=hold, sibling=sibling)
 
 
-# --save (issue 20): a save the target marks, withheld until the kill or waited for.
+# --save: a save the target marks, withheld until the kill or waited for.
 
 
 def test_a_withheld_save_holds_the_nth_before_mark_of_its_name_and_nothing_else():

@@ -43,7 +43,7 @@ def test_the_tally_counts_each_lines_verdicts():
 
 
 def test_lines_that_held_different_calls_are_different_lines_unless_the_target_holds_its_own():
-    # kill-mid-tool's default run and a repeated --hold make one line per held call (issue 22).
+    # kill-mid-tool's default run and a repeated --hold make one line per held call.
     charge = Result(Verdict.FAIL, "kill-mid-tool", "after-effect", "a", "m", evidence={"hold": "charge_card:1"})
     receipt = Result(Verdict.PASS, "kill-mid-tool", "after-effect", "a", "m", evidence={"hold": "send_receipt:1"})
     assert list(lines([charge, receipt, charge])) == [

@@ -15,7 +15,7 @@ its cold line run by the report's runner (run_once) in a fresh interpreter, as t
 
 A server imports what all its scripts' phases import, so scripts share one only where that adds nothing a racing
 line's phases import late: ADK's racing approvers import its run-time modules after their barrier, and warm ones
-race differently (docs/DECISIONS.md, "Issue 21: one shape"), so that witness is not forked from the
+race differently (docs/DECISIONS.md, "The test suite"), so that witness is not forked from the
 server that holds the killed-tool witness's imports. The LangGraph server adds to the racing approval witness's
 imports only langgraph.func, the async SQLite saver (aiosqlite) and the scripts themselves, none on its path.
 """

@@ -5,7 +5,16 @@ and resume and must pull in nothing but the standard library. The harness API is
 loaded on first use.
 """
 
-from plugpull.client import ChannelClosed, NotInRun, PlugpullError, boundary, record_effect, record_result
+from plugpull.client import (
+    ChannelClosed,
+    NotInRun,
+    PlugpullError,
+    ToolFault,
+    ToolTimeout,
+    boundary,
+    record_effect,
+    record_result,
+)
 
 __all__ = [
     "record_effect",
@@ -14,6 +23,8 @@ __all__ = [
     "PlugpullError",
     "NotInRun",
     "ChannelClosed",
+    "ToolFault",
+    "ToolTimeout",
     "run_scenario",
     "Result",
     "Verdict",

@@ -15,7 +15,7 @@ same run (this machine is shared and noisy; absolute times drift). Medians over 
   and reported separately);
 - suite: every built-in line once, serial against ``-j 2``.
 
-``--cycles`` measures the throughput of aimed kill-and-resume cycles (issue 26): each map's
+``--cycles`` measures the throughput of aimed kill-and-resume cycles: each map's
 every-boundary lines (``plugpull ... --scenario every-boundary --fork-server -j 2 --json``) run as one
 ``plugpull`` process at two ``--repeat`` counts, and the marginal CPU per cycle is the difference of
 their CPU over the difference of their lines. The CPU is the kernel's accounting of the whole process
@@ -96,7 +96,7 @@ def one_line(target: Target, forks: ForkServers | None = None) -> None:
         raise SystemExit(f"benchmark: {target.label()} gave ERROR: {results[0].message}")
 
 
-#: The every-boundary maps issue 26 measures: name -> the plugpull arguments that select it.
+#: The every-boundary maps the throughput benchmark measures: name -> the plugpull arguments that select it.
 #: The LangGraph map's target arguments, without the phase: its map runs them, and so does its floor (floor_run).
 LANGGRAPH_ARGV = ["no-key", "--durability", "sync"]
 MAPS = {
@@ -480,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--skip-suite", action="store_true")
     parser.add_argument("--only-suite", action="store_true")
-    parser.add_argument("--cycles", action="store_true", help="marginal CPU per aimed kill-and-resume cycle (issue 26)")
+    parser.add_argument("--cycles", action="store_true", help="marginal CPU per aimed kill-and-resume cycle")
     parser.add_argument("--map", action="append", choices=list(MAPS), help="with --cycles: the maps (default: all)")
     parser.add_argument("--repeat", type=int, nargs=2, default=[1, 4], metavar=("LOW", "HIGH"))
     parser.add_argument("--pairs", type=int, default=1, help="with --cycles: LOW/HIGH pairs per map and code")

@@ -98,7 +98,7 @@ class Channel:
         self.results: list[dict] = []
         self.gate = Gate()
         self.errors: list[str] = []
-        # cancel-mid-stream (issue 23). ``validate``: messages -> the reason a provider refuses them, or
+        # cancel-mid-stream. ``validate``: messages -> the reason a provider refuses them, or
         # None (set by the scenario: plugpull.checks.history); every model request and saved
         # conversation an agent reports, with its phase; the agent's cancel watchers, answered
         # together by order_cancel(); the cancels the agents reported, with how the held call stood.
@@ -111,6 +111,8 @@ class Channel:
         self._cancel_order = threading.Event()
         self._cancel_phase: str | None = None
         self._release = threading.Event()
+        # tool-error: the fault a released held call is answered with ({"raise", "message"}); None: its answer.
+        self._fault: dict | None = None
         self._dir = socket_dir("plugpull-chan-")
         self.path = str(self._dir / "s")
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -254,6 +256,10 @@ class Channel:
                 if self._wait_closed(conn):
                     self.provider.mark_closed(call)
                     return False
+                fault = self._fault
+                if fault is not None:  # tool-error: the held call fails as a client library's would
+                    self.provider.fail(call, fault["raise"])
+                    return self._reply(conn, {"ok": True, "fault": fault})
                 self.provider.release(call)  # released after a cancel landed: the call completes
             return self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
         elif op == "boundary":
@@ -368,6 +374,12 @@ class Channel:
 
     def release_held(self) -> None:
         """Answer the held call (and any later one held) instead of waiting for its caller to die."""
+        self._release.set()
+
+    def fail_held(self, fault: str, message: str) -> None:
+        """Answer the held call with a fault: its ``record_effect`` raises ``fault`` (client.TOOL_FAULTS) with
+        ``message``, as a client library's call raises when a connection resets or a read times out."""
+        self._fault = {"raise": fault, "message": message}
         self._release.set()
 
     def _wait_closed(self, conn: socket.socket) -> bool:

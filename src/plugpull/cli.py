@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -20,13 +21,18 @@ from plugpull import suite
 from plugpull import targets as targets_mod
 from plugpull.arguments import ArgParser
 from plugpull.errors import UsageError
-from plugpull.rendering import closing_line, format_coverage, format_tally, format_text
+from plugpull.rendering import closing_line, format_coverage, format_tally, format_text, tour_line
 from plugpull.results import Result, Verdict, tally, to_document
 from plugpull.scenarios import POWER_CUTS, Runtime, Settings
 from plugpull.scenarios.contract import Scenario
 from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+#: Lines at once a core in the default run (plain ``plugpull`` and ``plugpull --all``): a forked line spends most
+#: of its wall time waiting (a SIGKILL's proof, a phase's grace, the racers' gate), which a second line on the same
+#: core fills (docs/performance.md).
+DEFAULT_RUN_JOBS = 2
 
 
 #: ``plugpull report``'s subcommands (src/plugpull/report/harness/cli.py COMMANDS, which tests/test_cli.py
@@ -42,6 +48,8 @@ REPORT_SUBCOMMANDS = (
     "issue-body",
     "bundle",
     "jupyter-path",
+    "new",
+    "recall",
 )
 
 USAGE = (
@@ -188,15 +196,28 @@ def build_parser() -> ArgParser:
         "-j",
         "--jobs",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
-        help="run N lines at once, each with its own channel and workdir (default 1)",
+        help="run N lines at once, each with its own channel and workdir (default 1; the default run: "
+        f"{DEFAULT_RUN_JOBS} a core)",
     )
     parser.add_argument(
         "--fork-server",
         action="store_true",
         help="fork built-in Python targets from a process that imported the framework once "
-        "(faster sweeps; see docs/DECISIONS.md for what differs from a cold start)",
+        "(faster sweeps; see docs/DECISIONS.md for what differs from a cold start); the default run does",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="with no --target, --agent, --scenario or --point: every line of every installed built-in target, "
+        "not the tour (a FAIL and a PASS per framework and scenario) that plain `plugpull` runs",
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="the default run (plugpull, plugpull --all): start every phase as a fresh interpreter, as a deploy "
+        "does, instead of forking the built-in targets from a fork server",
     )
     parser.add_argument(
         "--workdir",
@@ -207,6 +228,8 @@ def build_parser() -> ArgParser:
     parser.add_argument(
         "--keep-workdir", action="store_true", help="keep each line's PLUGPULL_WORKDIR and print where it is"
     )
+    for scenario in REGISTRY:  # the options scenarios own (Scenario.add_options), each in its group
+        scenario.add_options(parser)
     return parser
 
 
@@ -222,6 +245,10 @@ OPTIONS = {
     "every_effect": ("first_effect", "--first-effect"),
     "power_cut": ("power_cut", "--power-cut"),
 }
+
+#: The common options that choose lines (argparse attribute, flag): with none of them and none of OPTIONS, the run
+#: is the default run (check_default_run).
+SELECTING = (("target", "--target"), ("agent", "--agent"), ("scenario", "--scenario"), ("point", "--point"))
 
 #: Whole-number and positive options: (attribute, least value, the one-line error).
 RANGES = (
@@ -251,9 +278,47 @@ def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
     """The targets to run, every input checked first (bad input is a UsageError, and nothing has run)."""
     check_ranges(args)
     scenario = selected_scenario(args)
+    check_default_run(args)
     chosen = built_in_targets(args, scenario)
     chosen += (scenario or REGISTRY[DEFAULT_SCENARIO]).agents(args.agent)
     return check_options(args, chosen)
+
+
+def selecting(args: argparse.Namespace) -> list[str]:
+    """The options given that choose lines themselves (a target, a scenario, a point, a scenario's option)."""
+    flags = [flag for attribute, flag in SELECTING if getattr(args, attribute, None)]
+    owned = [scenario.flag(name) for scenario in REGISTRY for name in scenario.options_given(args)]
+    return flags + [OPTIONS[option][1] for option in OPTIONS if given(args, option)] + owned
+
+
+def check_default_run(args: argparse.Namespace) -> None:
+    """Settle the default run: with no selecting option, plain ``plugpull`` runs the tour and ``--all`` every line,
+    both forked from fork servers (unless ``--cold``) and ``DEFAULT_RUN_JOBS`` lines a core (unless ``-j``); a
+    selection runs as it always did (cold, one line at a time, unless ``--fork-server`` or ``-j``)."""
+    chosen = selecting(args)
+    default_run = not chosen
+    every, cold = getattr(args, "all", False), getattr(args, "cold", False)
+    if every and chosen:
+        raise UsageError(f"--all runs every line of the default run; {chosen[0]} chooses the lines itself: give one")
+    if cold and not default_run:
+        raise UsageError(
+            f"--cold applies to the default run (plugpull, plugpull --all); with {chosen[0]} the phases start cold "
+            "unless --fork-server"
+        )
+    if cold and getattr(args, "fork_server", False):
+        raise UsageError("--cold and --fork-server contradict each other: give one")
+    args.tour = default_run and not every
+    if default_run and not cold:
+        args.fork_server = True
+    if getattr(args, "jobs", None) is None:
+        args.jobs = DEFAULT_RUN_JOBS * cores() if default_run else 1
+
+
+def cores() -> int:
+    """The processors this process may run on (its affinity where the OS says, else every one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def selected_scenario(args: argparse.Namespace) -> Scenario | None:
@@ -282,10 +347,12 @@ def built_in_targets(args: argparse.Namespace, scenario: Scenario | None) -> lis
     chosen: list[targets_mod.Target] = []
     for name in dict.fromkeys(names):
         built_in = targets_mod.BUILT_INS[name]
-        variants = list(built_in.variants)
-        if scenario is not None:
-            adopted = (scenario.adopt(v, REGISTRY.get(v.scenario)) for v in variants)
-            variants = [v for v in adopted if v is not None]
+        variants = adopted_variants(built_in, scenario)
+        if scenario is not None and not variants and args.target:
+            raise UsageError(
+                f"target {name!r} has no {scenario.name} lines; the targets that have them: "
+                + ", ".join(targets_with(scenario))
+            )
         if not built_in.installed():
             from plugpull.targets.installation import how_to_install
 
@@ -314,12 +381,36 @@ def built_in_targets(args: argparse.Namespace, scenario: Scenario | None) -> lis
     return chosen
 
 
+def adopted_variants(built_in: targets_mod.BuiltIn, scenario: Scenario | None) -> list[targets_mod.Target]:
+    """A built-in's variants as ``scenario`` runs them (all of them without one): those it adopts and that then run
+    it. A variant a scenario leaves as it is runs its own scenario, and a user who asked for another gets an error,
+    not the lines of that one (``--target langgraph --scenario cancel-mid-stream`` is not kill-mid-tool)."""
+    variants = list(built_in.variants)
+    if scenario is None:
+        return variants
+    adopted = (scenario.adopt(v, REGISTRY.get(v.scenario)) for v in variants)
+    return [v for v in adopted if v is not None and v.scenario == scenario.name]
+
+
+def targets_with(scenario: Scenario) -> list[str]:
+    """The built-in targets that have lines of ``scenario`` (installed here or not), for the error that names them."""
+    names = []
+    for name, built_in in targets_mod.BUILT_INS.items():
+        try:
+            if adopted_variants(built_in, scenario):
+                names.append(name)
+        except UsageError:  # a variant the scenario refuses outright (its message names why)
+            continue
+    return names
+
+
 def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) -> list[targets_mod.Target]:
     """The options that apply to every selection; the chosen targets back when they are valid."""
     scenarios = [REGISTRY[name] for name in dict.fromkeys(t.scenario for t in chosen)]
     for option in OPTIONS:
         if given(args, option):
             check_applies(option, scenarios)
+    args.scenario_options = own_options(args, scenarios)
     holds = [parse_hold(spec) for spec in getattr(args, "hold", None) or []]
     args.holds = tuple(dict.fromkeys(holds))
     args.hold = args.holds[0] if len(args.holds) == 1 else None
@@ -352,8 +443,22 @@ def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) ->
     return chosen
 
 
+def own_options(args: argparse.Namespace, scenarios: list[Scenario]) -> dict[str, object]:
+    """The options scenarios own (Scenario.Options), by scenario: one given for a scenario no selected target runs
+    is bad input, as an option of Settings is (it would change nothing)."""
+    owned: dict[str, object] = {}
+    for scenario in REGISTRY:
+        values = scenario.options_given(args)
+        if values and scenario not in scenarios:
+            flag = scenario.flag(next(iter(values)))
+            raise UsageError(f"{flag} applies to {scenario.name}; no selected target runs it")
+        if scenario in scenarios and scenario.Options is not None:
+            owned[scenario.name] = scenario.options_from(values)
+    return owned
+
+
 def check_holds(args: argparse.Namespace, scenarios: list[Scenario]) -> None:
-    """A repeated --hold makes one line per held call: kill-mid-tool's lines only (issue 22)."""
+    """A repeated --hold makes one line per held call: kill-mid-tool's lines only."""
     if len(args.holds) > 1:
         single = [s.name for s in scenarios if s.holds_calls and "holds" not in s.read_options]
         if single:
@@ -396,6 +501,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         random_kills=getattr(args, "random_kills", 0) or 0,
         seed=getattr(args, "seed", None),
         power_cut=getattr(args, "power_cut", None) or "unsynced",
+        options=dict(getattr(args, "scenario_options", None) or {}),
     )
 
 
@@ -476,7 +582,10 @@ def run(args: argparse.Namespace, targets: list[targets_mod.Target], *, show_pro
 
     from plugpull import progress as progress_mod
 
-    runs = suite.plan(targets, args.point or None, args.repeat)
+    if getattr(args, "tour", False):
+        runs = targets_mod.tour_plan(targets, args.repeat)
+    else:
+        runs = suite.plan(targets, args.point or None, args.repeat)
     shown = progress_mod.choose(len(runs), json_output=args.json) if show_progress else None
     hooks = {}
     if shown is not None:
@@ -537,6 +646,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if coverage:
             print(coverage)
         print(f"\n{closing_line(results, args.strict)}")
+        if getattr(args, "tour", False):
+            print(tour_line(results))
     if args.junit is not None:
         # Checked before the run; a disk that filled up or a directory removed meanwhile still gets one line.
         why = write_junit(args.junit, results, argv, args.repeat, started)

@@ -20,11 +20,17 @@ from typing import Any
 
 SOCKET_ENV = "PLUGPULL_SOCKET"
 WORKDIR_ENV = "PLUGPULL_WORKDIR"
+
+#: The exit codes of an approval agent's ``approve`` / ``recover`` besides 0 (finished), for
+#: resume-after-approval (docs/agent-protocol.md): the framework refused the approval (the pause was
+#: claimed already, or there is none), and the run ended paused at an approval again instead of finished.
+REFUSED_EXIT = 3
+PAUSED_AGAIN_EXIT = 5
 # Set by the every-boundary scenario only: other scenarios' runs send no boundary marks, so marking
 # a run's steps changes nothing of their timing (a background checkpoint writer races the kill).
 BOUNDARIES_ENV = "PLUGPULL_BOUNDARIES"
 # Set by a test that must run under plugpull: every agent-side call outside a run raises NotInRun
-# instead of doing nothing, so a wrapper that lost PLUGPULL_SOCKET fails loudly (issue 22).
+# instead of doing nothing, so a wrapper that lost PLUGPULL_SOCKET fails loudly.
 STRICT_ENV = "PLUGPULL_STRICT"
 PROTOCOL_VERSION = 1
 
@@ -43,6 +49,28 @@ class ChannelClosed(PlugpullError, ConnectionError):
     For the store this is the fault a client of a remote database sees when its write or
     the write's acknowledgement is lost: it cannot tell which of the two happened.
     """
+
+
+class ToolFault(ConnectionError):
+    """The outside call failed, as a real client library's call fails: raised by :func:`record_effect` when the
+    tool-error scenario answers the held call with a fault (a reset connection, a 5xx). Whether the effect happened
+    before the failure is what the line's point says; the caller cannot tell, as a real caller cannot.
+
+    Not a :class:`PlugpullError`: an agent that catches plugpull's own errors must not catch the fault it is tested
+    with. A ``ConnectionError``, so a tool that handles network errors handles this one.
+    """
+
+
+class ToolTimeout(TimeoutError):
+    """The outside call timed out: the reply never came in time (a socket's read timeout, ``TimeoutError``).
+
+    Not a :class:`ToolFault`, as a socket timeout is no ``ConnectionError``: retry policies that retry connection
+    errors only (LangGraph's default ``retry_on``) do not retry it. Both are ``OSError``s, as socket errors are.
+    """
+
+
+#: The faults the harness may answer an effect call with, by the name the reply carries (docs/protocol.md).
+TOOL_FAULTS = {"ToolFault": ToolFault, "ToolTimeout": ToolTimeout}
 
 
 def recv_line(sock: socket.socket) -> bytes | None:
@@ -186,7 +214,7 @@ def _request(payload: dict[str, Any]) -> dict[str, Any]:
         )
     payload = {"v": PROTOCOL_VERSION, **payload}
     # One connection per process and thread, one request at a time on it: a connect and a harness
-    # thread per request were most of a request's cost (docs/performance.md, "Throughput (issue 26)").
+    # thread per request were most of a request's cost (docs/performance.md, "Throughput").
     sock = _connection(path)
     try:
         sock.sendall(json.dumps(payload).encode() + b"\n")
@@ -214,7 +242,9 @@ def record_effect(name: str, *, key: str | None = None) -> dict[str, Any]:
     call is held. Returns the provider's answer: ``{"name", "key", "new", "count"}``.
 
     Outside a plugpull run it returns the answer a fresh provider would give, counted in this process,
-    and sends nothing (``PLUGPULL_STRICT=1``: raises :class:`NotInRun`).
+    and sends nothing (``PLUGPULL_STRICT=1``: raises :class:`NotInRun`). In the tool-error scenario the held
+    call raises :class:`ToolFault` (or :class:`ToolTimeout`) instead of returning, before or after the provider
+    recorded the effect: what the tool sees when its outside call fails.
     """
     if not isinstance(name, str) or not name:
         raise ValueError("record_effect: name must be a non-empty string")
@@ -224,7 +254,11 @@ def record_effect(name: str, *, key: str | None = None) -> dict[str, Any]:
         return _local.effect(name, key)
     # Which thread asked: a duplicate made by a background thread is named under its FAIL line.
     main = threading.current_thread() is threading.main_thread()
-    return _request({"op": "effect", "name": name, "key": key, "main_thread": main})["effect"]
+    reply = _request({"op": "effect", "name": name, "key": key, "main_thread": main})
+    fault = reply.get("fault")
+    if fault is not None:  # tool-error: the call fails as a client library's would
+        raise TOOL_FAULTS.get(fault.get("raise"), ToolFault)(fault.get("message") or f"{name}: the call failed")
+    return reply["effect"]
 
 
 def call_store(method: str, session: str, **args: Any) -> Any:

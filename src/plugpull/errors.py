@@ -11,14 +11,19 @@ The agent side's errors (:class:`PlugpullError`, :class:`NotInRun`, :class:`Chan
 defined in :mod:`plugpull.client`, which runs inside every agent process and imports nothing of
 plugpull (docs/architecture.md, "The agent side stays light"); they are re-exported here, as is
 :class:`PostgresUnavailable` of :mod:`plugpull.postgres`, which the -postgresql targets import in the agent
-process (standard library only, like the client). This module imports nothing but the standard library, the
-client and that module, so anything may import it.
+process, and :class:`TemporalUnavailable` and :class:`NoServer` of :mod:`plugpull.temporal`, the Temporal targets'
+dev server (standard library and the client only, like the client itself). Every class here is a
+:class:`PlugpullError`: ``except PlugpullError`` catches anything plugpull raises on purpose, but for
+:class:`ToolFault` and :class:`ToolTimeout`: the tool-error scenario's fault, which the agent's tool must see as a
+failed outside call (a ``ConnectionError``, a ``TimeoutError``), not as plugpull's own error. This module imports
+nothing but the standard library, the client and those modules, so anything may import it.
 """
 
 from __future__ import annotations
 
-from plugpull.client import ChannelClosed, NotInRun, PlugpullError, RequestRejected
+from plugpull.client import ChannelClosed, NotInRun, PlugpullError, RequestRejected, ToolFault, ToolTimeout
 from plugpull.postgres import PostgresUnavailable
+from plugpull.temporal import NoServer, TemporalUnavailable
 
 __all__ = [
     "BrowserError",
@@ -30,23 +35,28 @@ __all__ = [
     "IndexProblem",
     "LockError",
     "MergeError",
+    "NoServer",
     "NotInRun",
     "ParseError",
     "PlugpullError",
     "PostgresUnavailable",
     "PowerCutError",
     "RangeError",
+    "RecallError",
     "RequestRejected",
     "ScenarioError",
     "StoreError",
     "SweepError",
+    "TemporalUnavailable",
+    "ToolFault",
+    "ToolTimeout",
     "UsageError",
 ]
 
 # --- the command line ---------------------------------------------------------------------------
 
 
-class UsageError(Exception):
+class UsageError(PlugpullError):
     """Bad input: printed as one line, exit 2."""
 
 
@@ -61,7 +71,7 @@ class ParseError(UsageError):
 # --- scenarios and the fake services they run -------------------------------------------------
 
 
-class ScenarioError(ValueError):
+class ScenarioError(PlugpullError, ValueError):
     """A scenario the registry does not know, or one that breaks the contract (plugpull.scenarios.contract).
 
     Raised when a scenario is registered, not when a user first runs it, the way pluggy checks a plugin
@@ -69,11 +79,11 @@ class ScenarioError(ValueError):
     """
 
 
-class StoreError(ValueError):
+class StoreError(PlugpullError, ValueError):
     """A call the store refuses (bad method or arguments); answered as an error, never dropped."""
 
 
-class PowerCutError(RuntimeError):
+class PowerCutError(PlugpullError):
     """The power-cut layer failed: what it would report cannot be trusted (the run is ERROR)."""
 
 
@@ -88,15 +98,15 @@ class FuseUnavailable(PowerCutError):
 # --- findings (plugpull report) -----------------------------------------------------------------
 
 
-class ClaimError(ValueError):
+class ClaimError(PlugpullError, ValueError):
     """A claim in finding.toml that cannot be used: bad input, reported as one line."""
 
 
-class RangeError(ValueError):
+class RangeError(PlugpullError, ValueError):
     """A version range that is not a PEP 440 specifier set: bad input, one line."""
 
 
-class FindingError(ValueError):
+class FindingError(PlugpullError, ValueError):
     """A finding or pin set that cannot be used: bad input, reported as one line."""
 
 
@@ -108,17 +118,22 @@ class SweepError(FindingError):
     """Bad input for a sweep (a range that parses to nothing, an index that cannot be asked): one line."""
 
 
-class MergeError(ValueError):
+class MergeError(PlugpullError, ValueError):
     """Incoming records that cannot be merged: bad input, one line."""
 
 
-class IndexProblem(ValueError):
+class IndexProblem(PlugpullError, ValueError):
     """The index cannot answer what is asked (unreachable, no such project, not the JSON API): one line."""
 
 
-class LockError(RuntimeError):
+class LockError(PlugpullError):
     """The witness's requirements could not be compiled against the pin set's lock: one line, exit 1."""
 
 
-class BrowserError(RuntimeError):
+class BrowserError(PlugpullError):
     """Chromium is missing, did not start, or printed no measurement: one line saying which."""
+
+
+class RecallError(UsageError):
+    """Bad input for ``plugpull report recall``, or an environment that cannot be built as asked (a hunk that does
+    not apply): one line, exit 2."""

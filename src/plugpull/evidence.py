@@ -19,7 +19,7 @@ def asdict(obj: Any) -> Any:
     """``dataclasses.asdict``, the same result for plain evidence, without a ``copy.deepcopy`` per leaf.
 
     The standard one deep-copies every string and number it meets (a call each: 150,000 for a
-    LangGraph map's 96 lines, 3 ms a line, issue 26); those are immutable, so they are returned as
+    LangGraph map's 96 lines, 3 ms a line); those are immutable, so they are returned as
     they are. Dataclasses, dicts, lists and tuples (named ones too) are rebuilt as the standard one
     does; anything else is still deep-copied.
     """
@@ -27,7 +27,7 @@ def asdict(obj: Any) -> Any:
     if kind in _ATOMS:
         return obj
     # Dicts and lists first, and an atom inside one returned without a call: most of a trace's leaves are
-    # atoms, and a call each was most of what a LangGraph every-boundary line's evidence cost (issue 26).
+    # atoms, and a call each was most of what a LangGraph every-boundary line's evidence cost.
     if kind is dict:
         return {k if type(k) in _ATOMS else asdict(k): v if type(v) in _ATOMS else asdict(v) for k, v in obj.items()}
     if kind is list:
@@ -105,12 +105,15 @@ class CleanRun:
     # spawned): the run's boundaries (plugpull.boundaries). Not in to_dict: every-boundary lines
     # carry their own place in it, and a line carrying the whole trace was most of its JSON.
     trace: list[dict[str, Any]] = field(default_factory=list)
-    # The recovery protocol checked first (issue 22): ``COMMAND resume`` run once on the state this
+    # The recovery protocol checked first: ``COMMAND resume`` run once on the state this
     # finished run left, which must be a no-op (exit 0, the result again, no new effect). None: not run
     # (start failed, or the target recovers with another phase than resume).
     finished_resume: Outcome | None = None
     finished_results: list[Any] = field(default_factory=list)  # what that resume reported with record_result
     finished_effects: dict[str, int] = field(default_factory=dict)  # effects it added, per name
+    # The protocol command this clean run ran with nothing held: "start", or an approval agent's "approve"
+    # (every-boundary, power-loss: its start ran first, as the prelude).
+    phase: str = "start"
 
     def to_dict(self) -> dict[str, Any]:
         """Every field but ``trace``, without process output (docs/json-schema.md, ``clean``)."""
@@ -172,6 +175,9 @@ class KillEvidence:
     # The clean run's effect calls as NAME#N, in order: what a kill could be aimed at (the coverage
     # line, "killed at 2 of 3 effect calls", reads it).
     effect_calls: list[str] = field(default_factory=list)
+    # The protocol command that recovered the run: "resume", or an approval agent's "recover"
+    # (every-boundary, power-loss), whose exit code 5 means the run paused again.
+    recovery: str = "resume"
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(_with_clean_runs(self))
@@ -184,6 +190,35 @@ def _with_clean_runs(ev: Any) -> dict[str, Any]:
         f.name: value.to_dict() if isinstance(value := getattr(ev, f.name), CleanRun) else asdict(value)
         for f in fields(ev)
     }
+
+
+@dataclass
+class ToolErrorEvidence:
+    """tool-error at one point: start, whose held effect call raised (before or after the effect), handled by the
+    framework (its retry, or the model told), then resume if start did not finish."""
+
+    point: str
+    fault: str = "ToolFault"  # what the held call raised (client.TOOL_FAULTS)
+    message: str = ""  # what the raised exception said: how a run that ended in that error is told from a crash
+    side: str = "before-effect"  # where the provider held the call: the effect not done yet, or done
+    clean: CleanRun | None = None
+    start: Outcome | None = None
+    resume: Outcome | None = None  # None: start finished (exit 0) after the fault, or the fault never landed
+    held: dict[str, Any] | None = None  # the held call as the provider saw it (faulted: the client was told)
+    counts: dict[str, int] = field(default_factory=dict)  # effects per name at the end, 0 for one owed and never done
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    start_timeout: float = 0.0
+    golden: list[Any] = field(default_factory=list)
+    finished: list[Any] = field(default_factory=list)  # what the phase that ended the run reported (record_result)
+    finished_by: str = "start"  # that phase: "start" or "resume"
+    result_ignore: list[str] = field(default_factory=list)
+    hold: str | None = None
+    # parallel-one-raised: the other tool call of the same model turn (answered before the held call raised)
+    sibling_spec: str | None = None
+    sibling: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return without_output(_with_clean_runs(self))
 
 
 @dataclass
@@ -316,7 +351,7 @@ class BoundaryEvidence(KillEvidence):
     final_results: list[Any] = field(default_factory=list)
     killed_at: float | None = None
     landed: str | None = None
-    # A random kill (issue 22): the aimed kill that leaves the run as it left it, (LABEL, SIDE), and
+    # A random kill: the aimed kill that leaves the run as it left it, (LABEL, SIDE), and
     # the plugpull command that runs it alone; None when it landed nowhere aimable.
     aimed_at: tuple[str, str] | None = None
     aimed: str | None = None

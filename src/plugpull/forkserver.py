@@ -18,7 +18,7 @@ every start and resume:
 What differs from a cold start (docs/DECISIONS.md, "Harness core and processes"): module-level state
 the target computed at import time is inherited from the server, not recomputed.
 
-A target module may define ``plugpull_prefork(argv)`` (docs/DECISIONS.md, "Throughput (issue 26)"): the
+A target module may define ``plugpull_prefork(argv)`` (docs/DECISIONS.md, "Throughput"): the
 server calls it once per argv, before it forks the first child for that argv, so what it builds (a
 compiled graph, an app) is built once and inherited by every fork; the callable it returns runs in the
 child, with the phase's argv, environment and cwd in place, instead of the module as ``__main__``.
@@ -106,7 +106,7 @@ def huge_pages() -> int:
 
 #: Forks after which a server collapses its memory into huge pages. A collapse costs ~0.3 CPU-s (the 36-62 MB
 #: of a framework's import, nearly all of it system time) and saves ~2 ms a forked phase (docs/DECISIONS.md,
-#: "Throughput (issue 26)"), so it pays for itself after ~150 phases, and most servers fork far fewer (a test module's:
+#: "Throughput"), so it pays for itself after ~150 phases, and most servers fork far fewer (a test module's:
 #: ~10). Collapsing once that many have been forked is the ski-rental rule: whatever the number of phases
 #: still to come, it never costs more than twice what the best choice, made knowing it, would.
 COLLAPSE_AFTER = 150
@@ -260,7 +260,7 @@ def run_child(request: dict, fds: list[int], conn: socket.socket, led: int) -> N
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])  # as process.sigint_reset
         # The phase's environment: only what differs from the server's is unset or set (each is a
         # putenv/unsetenv that writes into the inherited environ pages; clearing and setting all of them
-        # copied ~170 more pages a phase, issue 26).
+        # copied ~170 more pages a phase).
         env = request["env"]
         for key in [k for k in os.environ if k not in env]:
             del os.environ[key]

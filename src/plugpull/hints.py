@@ -75,7 +75,7 @@ LISTED_CALLS = 4
 
 def duplicate_causes(calls: list[dict]) -> list[str]:
     """Why each effect counted more than once was: its counted calls, each with its key and the phase and
-    thread that made it, then what differs between them (issue 22).
+    thread that made it, then what differs between them.
 
     ``refund counted twice: call_8830d63… (start, held after-effect) vs call_3d68104… (resume): resume used a new
     key: ...``.
@@ -129,7 +129,7 @@ def causes_of(calls: list[dict]) -> list[str]:
     threads = {c.get("main_thread") for c in calls}
     if True in threads and False in threads:
         # Which thread made a call is the client's word (record_effect sends it). DBOS, for one, ran the workflow
-        # it recovered at launch on a thread of its own where start had run it on the main thread (README).
+        # it recovered at launch on a thread of its own where start had run it on the main thread (docs/running.md).
         later = next(i for i, c in enumerate(calls) if c.get("main_thread") is False)
         which = f"the {ORDINALS[later]} call" if later < len(ORDINALS) else f"call {later + 1}"
         causes.append(f"{which} came from a background thread ({calls[later]['phase']})")

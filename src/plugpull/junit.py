@@ -9,7 +9,7 @@ its dots into packages and classes, and compare testcases across builds by (clas
 ``classname`` is ``plugpull.<scenario>.<target>`` with dots only between those parts (the target's
 ``--target`` name, or the agent's script name: no path, no version) and ``name`` is everything else that
 makes the line what it is: the point with its held call, the target's options, the agent's arguments,
-``--sibling``; two lines that would still share both get ``#2``, ``#3`` (issue 22). With ``--repeat N``
+``--sibling``; two lines that would still share both get ``#2``, ``#3``. With ``--repeat N``
 one testcase per line carries the verdict counts (docs/DECISIONS.md, "CLI output, JUnit, progress, the
 pytest plugin"). Written with the standard library only.
 """

@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from plugpull.client import PlugpullError
+
 #: The cluster's URL (``postgresql://USER@HOST:PORT/postgres``), read by the targets' ``store=postgresql`` variants.
 URL_ENV = "PLUGPULL_POSTGRES_URL"
 #: A folder holding initdb, pg_ctl and createdb, when they are not where Debian or PATH puts them.
@@ -50,7 +52,7 @@ _SOCKET_PATH_MAX = 90
 _START_TIMEOUT = 60
 
 
-class PostgresUnavailable(RuntimeError):
+class PostgresUnavailable(PlugpullError):
     """No cluster could be started here: the message says why in one line."""
 
 

@@ -254,7 +254,7 @@ def sigint_reset() -> Callable[[], None] | None:
     ignores SIGINT for it), from ``nohup``-style wrappers or a CI runner may have SIGINT ignored
     or blocked, and every target would inherit that: interrupt-mid-tool's SIGINT would then
     not reach the framework at all, and the scenario would judge the launcher, not the
-    framework (docs/DECISIONS.md, "Issue 21: one shape"). Only then is a preexec_fn used: the
+    framework (docs/DECISIONS.md, "Harness core and processes"). Only then is a preexec_fn used: the
     subprocess docs call it unsafe with threads, so the usual spawn stays without one.
     """
     try:

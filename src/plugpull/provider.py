@@ -56,6 +56,9 @@ class EffectCall:
     # cancel-mid-stream: the held call was answered after the client's cancel landed (the run drains);
     # a held before-effect call is recorded then, as a request already sent completes at a real API.
     released: bool = False
+    # tool-error: the held call was answered with a fault (the client raised it): "ToolFault", "ToolTimeout".
+    # A held before-effect call that fails is never recorded: the request never reached the API.
+    faulted: str | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -74,6 +77,7 @@ class EffectCall:
                 else ({} if self.main_thread is None else {"main_thread": self.main_thread})
             ),
             **({"released": True} if self.released else {}),
+            **({"faulted": self.faulted} if self.faulted else {}),
         }
 
 
@@ -330,6 +334,14 @@ class Provider:
             call.released = True
             if call.kind == "effect" and call.held_at == "before-effect" and not call.recorded:
                 self._record(call)
+
+    def fail(self, call: EffectCall, fault: str) -> None:
+        """Answer a held call with ``fault`` (tool-error): the caller raises it. Nothing is recorded now: a
+        before-effect call stays unrecorded (the request failed before the API did anything), an after-effect
+        one was recorded when it arrived (the API did the work; the reply was lost)."""
+        with self._lock:
+            call.faulted = fault
+            call.answered = True
 
     def answer(self, call: EffectCall) -> dict:
         """The reply to an answered call: what the provider now knows of that effect."""

@@ -288,7 +288,7 @@ class Tracker:
         that it did not start itself (the orphans a subreaper adopts, wherever they went: setsid,
         double fork) are read: each one's stat and children (:func:`tree`). That is everything
         ``members`` reaches from its roots, without reading every process on the machine (2.8 ms a
-        scan with 140 of them, several scans a kill-and-resume cycle: issue 26). Without
+        scan with 140 of them, several scans a kill-and-resume cycle). Without
         /proc/PID/task/TID/children, every process (:func:`snapshot`).
         """
         if not children_readable():

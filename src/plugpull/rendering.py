@@ -31,6 +31,7 @@ __all__ = [
     "summary_of",
     "tail",
     "times",
+    "tour_line",
 ]
 
 #: Lines of the target's stderr shown under a line (the JSON keeps the whole captured tail).
@@ -74,7 +75,7 @@ def tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
 
 
 def setup_groups(results: list[Result]) -> list[tuple[list[Result], str | None]]:
-    """Consecutive lines of one target that failed alike before any fault: shown once (issue 12).
+    """Consecutive lines of one target that failed alike before any fault: shown once.
 
     A setup ERROR (the command cannot start, the clean run fails) stops every point with the same
     message and output; one line with "every point" says so without repeating it.
@@ -104,11 +105,14 @@ def format_text(results: list[Result]) -> str:
     lines = []
     for result, label in firsts:
         lines.append(format_line(result, widths, label))
-        if result.verdict is Verdict.FAIL:
+        # A moot line, or one failed by the clean run, ran no recovering phase: no calls of it to sum up
+        # (docs/agent-protocol.md, "A bug that shows without any fault").
+        ran = not result.evidence.get("moot") and not result.message.startswith("without any fault: ")
+        if result.verdict is Verdict.FAIL and ran:
             summary = summary_of(result)
             if summary:
                 lines.append(f"    {summary}")
-                # Why a count went past 1: each counted call's key, phase and thread (issue 22).
+                # Why a count went past 1: each counted call's key, phase and thread.
                 lines.extend(f"    {why}" for why in duplicate_causes(result.evidence.get("calls") or []))
 
             if result.evidence.get("aimed"):  # a random kill's FAIL: the aimed kill that replays it alone
@@ -123,7 +127,7 @@ def format_text(results: list[Result]) -> str:
 
 
 def format_coverage(results: list[Result]) -> str:
-    """Per kill-mid-tool target, which effect calls of the clean run were killed at (issue 22).
+    """Per kill-mid-tool target, which effect calls of the clean run were killed at.
 
     "kill-mid-tool, python agent.py: killed at 3 of 3 effect calls, 6 lines"; when some were not
     (--first-effect, --hold), which, so two PASS lines at the first call do not read as "the whole
@@ -184,3 +188,12 @@ def closing_line(results: list[Result], strict: bool = False) -> str:
     if counted[Verdict.FAIL]:
         return f"{line}; exit code 0: a FAIL fails the command only with --strict (exit 1)"
     return line
+
+
+def tour_line(results: list[Result]) -> str:
+    """The last line of plain ``plugpull``: that it ran a tour, and how to run every line."""
+    lines = len(grouped_lines(results))
+    return (
+        f"a tour of the default run: {lines} line{'s' if lines != 1 else ''}, per framework and scenario one its "
+        "finding claims FAILs and one it claims PASSes, none of them timing-dependent; every line: plugpull --all"
+    )

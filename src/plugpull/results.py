@@ -54,7 +54,7 @@ class Result:
     stderr: str = ""
     seconds: float = 0.0
     # The --target name of a built-in ("langgraph", "langgraph-siblings"), "agent" for --agent; "" in records
-    # written before issue 22. Names JUnit classes (plugpull.junit), where the label's version and dots must not.
+    # written before lines named their target. Names JUnit classes (plugpull.junit), where the label's version and dots must not.
     target_name: str = ""
 
     def target_label(self) -> str:
@@ -63,7 +63,7 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data. Its ``evidence`` is this result's own dict, not a copy: it is plain data
         already (each scenario's ``ev.to_dict()``, made for this result alone), and copying it again was half of
-        what writing a LangGraph every-boundary line cost the harness (issue 26). Read it; do not change it."""
+        what writing a LangGraph every-boundary line cost the harness. Read it; do not change it."""
         data = {f.name: self.evidence if f.name == "evidence" else asdict(getattr(self, f.name)) for f in fields(self)}
         data["verdict"] = self.verdict.value
         return redact(data)
@@ -109,7 +109,7 @@ class Line(NamedTuple):
 
 def line_of(result: Result) -> Line:
     """The line a result belongs to; a line that held a call named by --hold or by kill-mid-tool's
-    expansion (issue 22) is one line per held call: "after-effect charge_card:1". A target's own hold
+    expansion is one line per held call: "after-effect charge_card:1". A target's own hold
     (the siblings targets, ``hold=`` among its options) is part of the target already."""
     point = result.point
     hold = result.evidence.get("hold") if isinstance(result.evidence, dict) else None

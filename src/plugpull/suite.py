@@ -25,7 +25,7 @@ def all_points() -> list[str]:
 def unselected_points(targets: list[Target], points: list[str]) -> str | None:
     """Why ``points`` select nothing for some of ``targets``; None when every point belongs to one of them.
 
-    A point that no selected target's scenario has would run nothing and exit 0 (issue 12), so
+    A point that no selected target's scenario has would run nothing and exit 0, so
     a CI job would test nothing: the CLI turns this into bad input.
     """
     scenarios = list(dict.fromkeys(t.scenario for t in targets))
@@ -80,6 +80,7 @@ def run_plan(
     settings = settings or Settings()
     runtime = runtime or Runtime()
     runs = expand(runs, settings, runtime)
+    runtime.plan(runs)
     if planned is not None:
         planned(len(runs))
 

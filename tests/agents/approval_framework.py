@@ -19,6 +19,10 @@ HOW is "correct" or one way to break a boundary:
 - setsid-helper: correct, but the tool starts a helper in a new session around its call and
   tells it to stop after; a helper whose tool died goes on as a background writer.
 - recover-leaves-helper: correct, but recover leaves a helper in a new session running.
+- pauses-again: approve claims the pause and then, instead of running the tool, writes the pause back
+  and exits 5 (the run paused again), as a framework that lost the approval on resume would
+  (https://github.com/openai/openai-agents-python/issues/4244);
+- recover-pauses-again: correct approve, but recover of a claimed run pauses it again (exit 5).
 
 A phase that finishes the run reports its result: {"refund": "done"} (record_result).
 """
@@ -34,11 +38,18 @@ from pathlib import Path
 from plugpull.client import gate, record_effect, record_result
 
 REFUSED = 3
+PAUSED_AGAIN = 5
 
 
 def refuse(why: str) -> None:
     print(f"refused: {why}", file=sys.stderr)
     sys.exit(REFUSED)
+
+
+def pause_again(pending: Path) -> None:
+    pending.write_text("refund needs approval")
+    print("paused for approval again: the approval was lost", file=sys.stderr)
+    sys.exit(PAUSED_AGAIN)
 
 
 def tool(how: str, phase: str, run_file: Path, done: Path) -> None:
@@ -86,6 +97,8 @@ def main():
                 os.rename(pending, claimed)
             except FileNotFoundError:
                 refuse("already resumed (no pending approval to claim)")
+        if how == "pauses-again":
+            pause_again(pending)
         tool(how, phase, run_file, done)
     elif phase == "recover":
         if how == "idle-recover":
@@ -97,6 +110,8 @@ def main():
             refuse("already resumed: the approval was claimed and cannot be resumed again")
         elif not claimed.exists() and how != "no-claim":
             refuse("no approved run to recover")
+        elif how == "recover-pauses-again":
+            pause_again(pending)
         else:
             tool(how, phase, run_file, done)
     else:

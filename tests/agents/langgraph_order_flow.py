@@ -1,4 +1,4 @@
-"""A LangGraph order flow with three effects in sequence, each written its own way (issue 22).
+"""A LangGraph order flow with three effects in sequence, each written its own way.
 
     python langgraph_order_flow.py start|resume
 

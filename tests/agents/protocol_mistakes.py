@@ -1,4 +1,4 @@
-"""Agents that get the --agent protocol wrong (docs/agent-protocol.md), for the hints of issue 12.
+"""Agents that get the --agent protocol wrong (docs/agent-protocol.md), for the hints plugpull prints about them.
 
     python protocol_mistakes.py HOW [STATE_DIR] start|resume
 

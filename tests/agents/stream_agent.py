@@ -1,4 +1,4 @@
-"""A streaming chat agent on a 100-line asyncio framework, for cancel-mid-stream (issue 23).
+"""A streaming chat agent on a 100-line asyncio framework, for cancel-mid-stream.
 
     python stream_agent.py dangling|closes-turn start|resume   (or python -m stream_agent)
 

@@ -166,8 +166,13 @@ def test_a_sigkill_point_whose_start_was_not_killed_is_an_error():
     assert judge_cancel_mid_stream(killed).verdict is Verdict.PASS
 
 
-def test_a_clean_run_with_two_refunds_or_a_refused_request_is_an_error():
-    assert judge_cancel_mid_stream(evidence(clean=clean(counts={"refund": 2}))).verdict is Verdict.ERROR
+def test_a_clean_run_with_two_refunds_fails_without_any_fault_and_a_refused_request_is_an_error():
+    twice = judge_cancel_mid_stream(evidence(clean=clean(counts={"refund": 2})))
+    assert (twice.verdict, twice.without_fault) == (Verdict.FAIL, True)
+    assert twice.message == (
+        "without any fault: effect duplicated: a clean run (no cancel) already recorded 2 refund over its two turns "
+        "(expected 1)"
+    )
     refused = judge_cancel_mid_stream(evidence(clean=clean(rejected=["message 2's tool call ..."])))
     assert refused.verdict is Verdict.ERROR and "clean run's own model request would be refused" in refused.message
 

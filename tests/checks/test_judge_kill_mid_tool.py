@@ -5,7 +5,14 @@ from dataclasses import replace
 
 import pytest
 
-from plugpull.checks import check_clean_run, judge_effects, judge_kill_mid_tool, prove_kill, prove_saves
+from plugpull.checks import (
+    PAUSED_AGAIN_EXIT,
+    check_clean_run,
+    judge_effects,
+    judge_kill_mid_tool,
+    prove_kill,
+    prove_saves,
+)
 from plugpull.evidence import CleanRun, KillEvidence, KillProof
 from plugpull.process import Outcome
 from plugpull.results import Verdict
@@ -68,7 +75,6 @@ def test_every_name_is_judged_on_its_own():
         (proven(clean=clean(returncode=1)), "a clean run (no kill) ended (exit code 1)"),
         (proven(clean=clean(timed_out=True, counts={})), "did not reach the tool"),
         (proven(clean=clean(counts={})), "never called record_effect"),
-        (proven(clean=clean(counts={"charge": 2})), "already recorded 2 charge"),
         (proven(clean=None), "clean run (no kill) was not run"),
         (proven(proof=None, calls=[], start=Outcome(argv=["a"], returncode=0)), "never called record_effect"),
         (proven(proof=None, calls=[], start=Outcome(argv=["a"], returncode=1)), "before the tool called"),
@@ -181,7 +187,7 @@ def test_a_faulted_start_that_never_calls_after_a_clean_run_that_did_hints_at_st
     assert "is the agent's state kept outside PLUGPULL_WORKDIR?" in judgement.message
 
 
-# --sibling (issue 14): a kill not beside the asked-for sibling state is ERROR, never judged.
+# --sibling: a kill not beside the asked-for sibling state is ERROR, never judged.
 
 
 def sibling_call(**changes) -> dict:
@@ -247,7 +253,7 @@ def test_a_duplicated_finished_sibling_fails_as_done_before_the_kill_and_again()
     assert j.message.endswith("email was done before the kill and again by resume")
 
 
-# --save (issue 20): a kill aimed at a background save is judged only if the save stood as asked.
+# --save: a kill aimed at a background save is judged only if the save stood as asked.
 
 
 def save_mark(edge="before", **changes) -> dict:
@@ -350,7 +356,7 @@ def test_without_saves_asked_for_nothing_is_proven_about_them():
 
 
 def finished(resume: Outcome, results=(), effects=None, golden=({"charge": "done"},)) -> KillEvidence:
-    """Proven evidence whose clean run was followed by ``resume`` on its finished state (issue 22)."""
+    """Proven evidence whose clean run was followed by ``resume`` on its finished state."""
     run = replace(
         clean(),
         results=list(golden),
@@ -381,12 +387,6 @@ def test_a_resume_that_is_a_no_op_on_a_finished_run_lets_the_kill_be_judged():
             None,
             "it exited 0 without a result (start's clean run reported one)",
         ),
-        (
-            Outcome(argv=["a", "resume"], returncode=0),
-            [{"charge": "done"}],
-            {"charge": 1},
-            "it made new effects: 1 charge",
-        ),
         (Outcome(argv=["a", "resume"], timed_out=True, returncode=-9), [], None, "it hung (killed)"),
         (Outcome(argv=["a", "resume"], spawn_error="No such file"), [], None, "it could not start: No such file"),
     ],
@@ -401,3 +401,52 @@ def test_a_resume_that_does_not_work_on_a_finished_run_makes_the_line_an_error(r
 def test_a_finished_run_without_a_result_needs_none_from_its_resume():
     ev = finished(Outcome(argv=["a", "resume"], returncode=0), golden=())
     assert check_clean_run(ev) is None
+
+
+def test_a_clean_run_that_already_duplicates_an_effect_fails_without_any_fault():
+    # The clean run (no kill) breaks what every line checks, each effect exactly once: a FAIL, no kill needed.
+    j = judge_kill_mid_tool(proven(clean=clean(counts={"charge": 2})))
+    assert (j.verdict, j.without_fault, j.show) == (Verdict.FAIL, True, "clean")
+    assert j.message.startswith(
+        "without any fault: effect duplicated: a clean run (no kill) already recorded 2 charge (expected 1)"
+    )
+
+
+def test_a_resume_that_makes_new_effects_on_a_finished_run_fails_without_any_fault():
+    j = judge_kill_mid_tool(
+        finished(
+            Outcome(argv=["a", "resume"], returncode=0, stderr="charging again\n"), [{"charge": "done"}], {"charge": 1}
+        )
+    )
+    assert (j.verdict, j.without_fault, j.show) == (Verdict.FAIL, True, "clean-resume")
+    assert j.message == (
+        "without any fault: effect duplicated: resume on the finished clean run (no kill) made new effects: "
+        "1 charge: charging again"
+    )
+
+
+def test_an_approval_agents_clean_approval_that_pauses_again_fails_without_any_fault():
+    # every-boundary and power-loss run an approval agent's approve as the clean run (after its start).
+    paused = proven(clean=replace(clean(returncode=PAUSED_AGAIN_EXIT, counts={}), phase="approve"))
+    j = judge_kill_mid_tool(paused)
+    assert (j.verdict, j.without_fault) == (Verdict.FAIL, True)
+    assert j.message == (
+        "without any fault: a clean approval (no kill): effect lost: the run paused again instead of running the "
+        "approved tool (approve exited 5); the provider saw no effect"
+    )
+    # Exit 5 means "paused again" for approve only: a start that exits 5 crashed.
+    assert judge_kill_mid_tool(proven(clean=clean(returncode=PAUSED_AGAIN_EXIT))).verdict is Verdict.ERROR
+
+
+def test_a_recover_that_pauses_again_loses_the_approved_tool():
+    ev = replace(proven(resume=Outcome(argv=["a", "recover"], returncode=PAUSED_AGAIN_EXIT)), recovery="recover")
+    ev = replace(ev, counts={"charge": 0})
+    j = judge_kill_mid_tool(ev)
+    assert (j.verdict, j.show) == (Verdict.FAIL, "resume")
+    assert j.message == (
+        "effect lost: the run paused again instead of running the approved tool (recover exited 5); "
+        "the provider saw 0 charge (expected 1)"
+    )
+    # A resume (not an approval agent's recover) that exits 5 crashed.
+    crashed = judge_kill_mid_tool(replace(ev, recovery="resume"))
+    assert crashed.message.startswith("resume crashed (exit code 5)")

@@ -170,7 +170,7 @@ def test_an_item_the_probe_never_stored_is_beyond_the_session():
     )
 
 
-def test_a_probe_that_already_stores_an_item_twice_is_an_error():
+def test_a_probe_that_already_stores_an_item_twice_fails_without_any_fault():
     probe = StoreProbe(
         start=Outcome(argv=["a", "start"], returncode=0),
         token=TOKEN,
@@ -179,8 +179,8 @@ def test_a_probe_that_already_stores_an_item_twice_is_an_error():
         session={**GOLDEN, "message:assistant:done": 2},
     )
     j = prove_probe(probe)
-    assert j.verdict is Verdict.ERROR
-    assert j.message.startswith(
-        "probe: the target duplicates without a fault: with every store call answered the store holds "
+    assert (j.verdict, j.without_fault) == (Verdict.FAIL, True)
+    assert j.message == (
+        "without any fault: item duplicated: the probe (every store call answered) already stores "
         "message:assistant:done x2"
     )

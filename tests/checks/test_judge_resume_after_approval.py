@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from plugpull.checks import REFUSED_EXIT, racer_outcomes
+from plugpull.checks import PAUSED_AGAIN_EXIT, REFUSED_EXIT, racer_outcomes
 from plugpull.checks import judge_resume_after_approval as judge
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, KillProof
 from plugpull.process import Outcome
@@ -98,11 +98,92 @@ def test_a_first_approval_that_does_not_finish_fails_or_errors(approve, verdict,
 
 
 @pytest.mark.parametrize("point", ["double-resume", "racing-resumers", "killed-after-effect"])
-def test_every_later_point_needs_a_clean_approval_that_passed(point):
+def test_every_later_point_needs_a_clean_approval_that_ran(point):
     missing = judge(evidence(point, clean=None))
-    failed = judge(evidence(point, clean=replace(CLEAN, counts={"refund": 2})))
-    assert missing.verdict is failed.verdict is Verdict.ERROR
-    assert failed.message.startswith("a clean approval (no fault) did not pass, so this point proves nothing")
+    crashed = judge(evidence(point, clean=replace(CLEAN, approvals=[ran(4, calls=0)], counts={}, calls=[])))
+    hung = judge(evidence(point, clean=replace(CLEAN, approvals=[ran(-9, timed_out=True)])))
+    assert missing.verdict is crashed.verdict is hung.verdict is Verdict.ERROR
+    assert crashed.message.startswith("a clean approval (no fault) did not pass, so this point proves nothing")
+    assert not crashed.without_fault
+
+
+PAUSED_AGAIN = replace(CLEAN, approvals=[ran(PAUSED_AGAIN_EXIT, calls=0)], counts={}, calls=[])
+
+
+@pytest.mark.parametrize("point", ["double-resume", "racing-resumers", "killed-after-effect"])
+@pytest.mark.parametrize(
+    "clean, says",
+    [
+        (
+            PAUSED_AGAIN,
+            "effect lost: the run paused again instead of running the approved tool (approve exited 5); "
+            "the provider saw no effect",
+        ),
+        (replace(CLEAN, counts={"refund": 2}), "effect duplicated: the provider saw 2 refund (expected 1)"),
+        (
+            replace(CLEAN, approvals=[ran(REFUSED_EXIT, calls=0, stderr="refused: nothing pending\n")], counts={}),
+            "the framework refused the approval of a run paused in another process (exit 3: refused: nothing "
+            "pending); the provider saw no effect",
+        ),
+    ],
+)
+def test_a_clean_approval_that_breaks_what_a_point_checks_fails_it_without_any_fault(point, clean, says):
+    j = judge(evidence(point, clean=clean))
+    assert (j.verdict, j.without_fault, j.show) == (Verdict.FAIL, True, "clean")
+    assert j.message == f"without any fault: a clean approval (start + approve, no fault): {says}"
+
+
+def test_an_approval_that_leaves_the_run_paused_again_loses_the_approved_tool():
+    j = judge(evidence("approve-elsewhere", approvals=[ran(PAUSED_AGAIN_EXIT, calls=0)], counts={}, calls=[]))
+    assert (j.verdict, j.show, j.without_fault) == (Verdict.FAIL, "approve", True)
+    assert j.message == (
+        "effect lost: the run paused again instead of running the approved tool (approve exited 5); "
+        "the provider saw no effect"
+    )
+
+
+def test_an_approval_that_runs_the_tool_and_then_pauses_again_did_not_finish():
+    j = judge(evidence("approve-elsewhere", approvals=[ran(PAUSED_AGAIN_EXIT)]))
+    assert (j.verdict, j.message) == (
+        Verdict.FAIL,
+        "the run paused again instead of finishing (approve exited 5); the provider saw exactly 1 refund",
+    )
+
+
+def test_a_recover_that_pauses_again_loses_the_approved_tool_it_was_killed_in():
+    ev = evidence(
+        "killed-after-effect",
+        approvals=[ApprovalRun(exited(-signal.SIGKILL), 1)],
+        recover=ran(PAUSED_AGAIN_EXIT, calls=0, phase="recover"),
+        counts={},
+    )
+    j = judge(replace(ev, point="killed-before-effect"))
+    assert (j.verdict, j.show) == (Verdict.FAIL, "recover")
+    assert j.message == (
+        "effect lost: the run paused again instead of running the approved tool (recover exited 5); "
+        "the provider saw 0 refund (expected 1)"
+    )
+
+
+def test_a_racer_that_leaves_the_run_paused_again_is_counted_and_fails_the_race():
+    approvals = [ran()] + [ran(REFUSED_EXIT, calls=0)] * 3 + [ran(PAUSED_AGAIN_EXIT, calls=0)]
+    ev = evidence("racing-resumers", approvals=approvals)
+    j = judge(ev)
+    assert (j.verdict, j.message) == (
+        Verdict.FAIL,
+        "1 of 5 approvers ran the approved tool, 3 refused (exit 3), 1 paused again (exit 5); "
+        "the provider saw exactly 1 refund",
+    )
+    assert racer_outcomes(ev) == {"ran the tool": 1, "refused": 3, "paused again": 1}
+
+
+def test_a_second_approval_that_leaves_the_finished_run_paused_again_fails():
+    j = judge(evidence("double-resume", approvals=[ran(), ran(PAUSED_AGAIN_EXIT, calls=0)]))
+    assert (j.verdict, j.message) == (
+        Verdict.FAIL,
+        "the second approval left the finished run paused again (exit 5) instead of refusing (exit 3) or doing "
+        "nothing (exit 0); the provider saw exactly 1 refund",
+    )
 
 
 def test_a_second_approval_that_runs_the_tool_again_fails_even_when_a_key_absorbs_it():

@@ -7,7 +7,7 @@ new interpreter), the witness itself forked from a server of the module that imp
 the killed-tool, power-cut (findings/power-loss/witness/adk_power_cut.py, FUSE) and cancel-mid-stream witnesses
 from one, whose imports hold all their phases'; the racing witness from its own. Its approvers import ADK's run-time
 modules (the killed-tool witness's phase imports) only after their barrier, as cold ones do: warm approvers race
-differently (docs/DECISIONS.md, "Issue 21: one shape"); its server adds to a line's imports only the other session
+differently (docs/DECISIONS.md, "The test suite"); its server adds to a line's imports only the other session
 store's modules, which its approvers never import. One line of the family runs cold through the report's witness
 runner, as a reader and the records run it, and also forked, to compare: the killed-tool witness's; the records run
 every line cold. The cancel-mid-stream witness backs no claim's `witness`, so no record runs it.
@@ -87,6 +87,19 @@ def test_the_racing_witness_forked_counts_a_refund_per_approver_that_ran_the_too
     # session holds two answers to one confirmation, both appended past the stale-session check.
     assert detail["answers_stored"] >= refunds, output
     assert all(a["exit"] in (0, 3) for a in detail["approvers"] if not a["ran_tool"]), output
+
+
+def test_the_racing_witness_repeated_runs_each_time_in_a_new_process_and_prints_the_fail_count_and_rate():
+    # --repeat N is what a bundle's ISSUE.md gives a maintainer for a timing line: N runs, one line each, then a
+    # JSON line with the count of each verdict. Its runs are the witness without --repeat (here --fork, 2 approvers:
+    # the cheapest race), so each one's verdict holds what the test above holds of one run.
+    run = run_once([sys.executable, str(RACING), "--approvers", "2", "--fork", "--repeat", "2"], timeout=600)
+    output = whole_output(run, RACING, "google-adk")
+    assert output["repeat"]["runs"] == 2 and output["repeat"]["ERROR"] == 0, output
+    failed = output["repeat"]["FAIL"]
+    assert output["repeat"]["PASS"] + failed == 2, output
+    assert output["verdict"] == ("FAIL" if failed else "PASS"), output
+    assert output["did"] == f"FAIL in {failed} of 2 finished runs ({50 * failed} %); 0 did not run as designed"
 
 
 def test_the_racing_witness_needs_two_approvers():

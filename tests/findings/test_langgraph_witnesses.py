@@ -6,7 +6,7 @@ witness), the witness itself forked from the module's server that imported LangG
 of the family runs cold through the report's witness runner, each phase a new interpreter, as a reader and the
 records run it, and forked on the same line gives the same verdict and counts: kill_mid_tool.py's, the headline
 finding's, whose start also runs cold under another interpreter below. The other scripts' lines are forked only; the
-records run every line cold (docs/DECISIONS.md, "Issue 21: one shape").
+records run every line cold (docs/DECISIONS.md, "The test suite").
 """
 
 import importlib.util
@@ -99,7 +99,17 @@ def test_the_functional_api_witness_forked_gives_each_lines_verdict(server, args
 
 def test_the_approval_witness_forked_counts_a_refund_per_racing_approver_that_ran_the_tool(server):
     output = witness(APPROVAL, "--point", "racing-resumers", "--fork", server=server)
-    assert output["verdict"] == "FAIL" and 2 <= output["counts"]["refund"] <= 5, output["did"]
+    # A race, one sample: the approvers are released together once all have imported LangGraph, but one that loads
+    # the checkpoint after another finished its resume finds no pending interrupt and runs nothing (as double-resume
+    # does). Beside other work that happened once in a full suite run here (1 refund). Either outcome is held to its
+    # shape; the claim's records say how often which (findings/resume-after-approval).
+    assert output["did"].startswith("5 approvers resumed the interrupt at once"), output["did"]
+    refunds = output["counts"]["refund"]
+    assert output["did"].endswith(f": {refunds} refund(s), durability=sync"), output["did"]
+    if output["verdict"] == "PASS":  # the approvers did not overlap: one resumed, the others found nothing to resume
+        assert output["counts"] == {"refund": 1}, output["did"]
+    else:  # they overlapped: each approver that loaded the pending interrupt ran the node
+        assert output["verdict"] == "FAIL" and 2 <= refunds <= 5, output
 
 
 def test_the_approval_witness_forked_recovers_a_kill_after_the_refund_by_refunding_again(server):

@@ -51,11 +51,12 @@ def whole_run(tmp_path_factory, forked_kernel):
     the reference the Dask executor (whose workers start cold kernels) and `merge` of split runs are compared with."""
     from tiny import tiny_repo
 
-    from plugpull.report.harness import cli, executors, pipeline
+    from plugpull.report.harness import cli, executors, pages, pipeline
     from plugpull.report.harness.finding import load_all
 
     root = tiny_repo(tmp_path_factory.mktemp("whole") / "repo")
     finding = load_all(root)["demo"]
     jobs = [pipeline.Job(finding, pin, {}) for pin in finding.pins]
     assert cli.run_all(jobs, root, executors.Local(make_env=lambda job: forked_kernel)) == 0
+    pages.write(root)  # a run writes records and the finding's own pages; docs/results.md is `regenerate`'s
     return root

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from fake_index import served
 
+from plugpull.errors import BundleError
 from plugpull.report.harness import bundle
 
 LOCK = textwrap.dedent("""\
@@ -163,7 +164,10 @@ SIX_17 = "six==1.17.0 \\\n    --hash=sha256:4721f391ed90541fddacab5acf947aa0d3dc
 # A stand-in for a framework-only witness: the standard library and the "framework" (six), whose version
 # decides the outcome, so the bundle machinery is tested without a framework's minutes of install.
 WITNESS = '''\
-"""Count refunds (a stand-in witness: six 1.16 "refunds twice", 1.17 once; resumed by another release: twice)."""
+"""Count refunds (a stand-in witness: six 1.16 "refunds twice", 1.17 once; resumed by another release: twice).
+
+Exit 0: one refund; 1: two refunds.
+"""
 
 import argparse
 import importlib.metadata
@@ -322,17 +326,17 @@ def test_the_bundle_holds_the_issue_the_witness_the_locks_the_record_and_the_rea
     assert "exited 1 (FAIL) with this last line" in readme and '"counts": {"refund": 2}' in readme
     assert "--with-requirements requirements-fixed.txt" in readme and "harness PASS, witness PASS refund=1" in readme
     issue = (folder / "ISSUE.md").read_text()
-    assert issue.startswith("# A demo finding (six 1.16.0)\n")
-    assert "Kind: **bug** — six's docs promise one refund" in issue
+    assert issue.startswith("# six 1.16.0: Count refunds (a stand-in witness:")
+    assert "\nsix's docs promise one refund.\n" in issue  # the kind's because, as the summary
+    assert "**Expected:** One refund.\n" in issue  # the witness's "Exit 0: ..." sentence
+    assert "**Actual** (on six 1.16.0): Mode a: refunded 2 time(s) (exit 1).\n" in issue  # its record's FAIL run
     assert "> Six provides simple utilities\n> — https://six.readthedocs.io/" in issue
     assert "No upstream issue found: 2026-12-01: benjaminp/six issues" in issue
-    assert f"```python\n{WITNESS.rstrip()}\n```" in issue
-    assert "| **1.16.0** | FAIL | FAIL refund=2 (agrees) |" in issue
-    assert "| 1.17.0 | PASS | PASS refund=1 (agrees) |" in issue
-    assert "first release measured to fail: **1.16.0** (the oldest release measured)" in issue
-    assert "first release measured to pass after 1.16.0: **1.17.0**" in issue
+    assert "```python" not in issue and "importlib.metadata.version" not in issue  # attached, not inlined
+    assert "- fails on six: 1.16.0\n- passes on six: 1.17.0\n" in issue
+    assert "```sh\n" + command + "\n```" in issue
+    assert "six 1.17.0 passes: the same command with `requirements-fixed.txt`" in issue
     assert "2 cores; load average (1, 5, 15 min) 0.50 0.40 0.30 at the start of the run" in issue
-    assert "refund=2: m" in issue  # the harness's counts and message of the FAIL run
     assert (tmp_path / "out" / "count_refunds-p1.zip").is_file()
 
 
@@ -611,10 +615,10 @@ def test_an_upgrade_pair_bundle_locks_both_releases_and_its_command_makes_the_st
         "python witness.py --start-python start/bin/python --mode b"
     ) in readme
     issue = (folder / "ISSUE.md").read_text()
-    assert issue.startswith("# A demo finding (six 1.16.0 → 1.17.0)")
-    assert "| saved by → resumed by | harness | witness | plugpull run |" in issue
-    assert "| **1.16.0 → 1.17.0** | FAIL | FAIL refund=2 (agrees) |" in issue
-    assert "Upstream: https://github.com/benjaminp/six/issues/1" in issue
+    assert issue.startswith("# six 1.16.0 → 1.17.0: Count refunds")
+    assert "- fails (six, saved by → resumed by): 1.16.0 → 1.17.0\n" in issue
+    assert "Upstream issue: https://github.com/benjaminp/six/issues/1" in issue
+    assert "--start-python start/bin/python --mode b\n```" in issue
 
 
 def test_the_issue_body_of_a_finding_names_the_kind_of_each_fail_line(tmp_path):
@@ -757,3 +761,143 @@ def test_uv_run_with_requirements_does_not_check_hashes_so_the_readme_gives_pip_
         timeout=600,
     )
     assert checked.returncode != 0 and "Hash mismatch" in checked.stderr
+
+
+# --- ISSUE.md: what a maintainer pastes ---------------------------------------------------------------------------
+
+
+def test_the_script_facts_are_read_from_the_witness_source_not_run():
+    text = '''"""Agent X across a power cut (no plugpull): killed, then the cut.
+
+Exit 0: each customer charged
+once; 1: not so; 2: did not run.
+"""
+import argparse
+SIMULATES = ("The power cut is simulated: "
+             "names never fsynced are removed")
+parser = argparse.ArgumentParser()
+parser.add_argument("--repeat", type=int)
+'''
+    facts = bundle.script_facts(text)
+    assert facts == bundle.Script(
+        summary="Agent X across a power cut: killed, then the cut",
+        expected="each customer charged once",
+        simulates="The power cut is simulated: names never fsynced are removed",
+        repeat=True,
+    )
+    assert bundle.script_facts('"""Plain."""\nimport sys\n') == bundle.Script("Plain", "", "", False)
+    assert bundle.script_facts("def (:\n") == bundle.Script("", "", "", False)
+
+
+@pytest.mark.parametrize(
+    "failed, runs, script_failed, script_runs, n",
+    [
+        (2, 20, 1, 10, 30),  # 10 %: 29 runs give a FAIL with 95 %, rounded up to tens
+        (17, 20, 4, 10, 10),  # 70 %: the floor
+        (1, 200, 0, 100, 100),  # 0.3 %: the cap
+        (20, 20, 10, 10, 10),
+    ],
+)
+def test_the_repeat_count_gives_a_fail_at_the_measured_rate_with_95_percent(
+    failed, runs, script_failed, script_runs, n
+):
+    assert bundle.Rate(failed, runs, script_failed, script_runs, 14.0).repeat() == n
+
+
+def test_the_rate_sentence_gives_the_expected_count_the_records_counts_and_interval():
+    text = bundle.rate_sentence(bundle.Rate(2, 20, 1, 10, 14.0), 30, "six 1.16.0")
+    assert text == (
+        "It fails in some runs only (a race), so the command runs it 30 times and prints how many failed: expect "
+        "about 3 of 30 to fail (measured on six 1.16.0: 2 of 20 runs, 95 % interval 3 % to 30 %, and this script "
+        "alone 1 of 10; one run took about 14 s, 30 about 7 min)."
+    )
+
+
+TIMING_CLAIM = """
+[[claims]]
+point = "after-effect"
+options = { mode = "a" }
+timing = true
+repeats = 20
+kind = "bug"
+because = "six's docs promise one refund"
+issue = "https://github.com/benjaminp/six/issues/1"
+witness = { script = "witness/count_refunds.py", args = ["--mode", "a"], repeats = 4 }
+expect = [{ versions = "<1.17", fail_rate = [0.05, 0.5], counts = { refund = [1, 2] }, why = "a race" }]
+"""
+
+
+def timing_repo(tmp_path: Path, witness: str) -> Path:
+    """Finding `demo` whose bug line is a timing line: 6 of 20 runs FAIL on six 1.16.0, its witness 1 of 4."""
+    from builders import make_repo, put_record, record
+
+    root = make_repo(tmp_path / "repo", lock=SIX_16)
+    finding = root / "findings" / "demo"
+    (finding / "witness").mkdir()
+    (finding / "witness" / "count_refunds.py").write_text(witness)
+    (finding / "finding.toml").write_text((finding / "finding.toml").read_text() + TIMING_CLAIM)
+    doc = record(pin="p1", verdicts=("FAIL",) * 6 + ("PASS",) * 14, version="1.16.0")
+    doc.update(schema=3, load={"cores": 2, "start": [0.5, 0.4, 0.3], "end": [0.7, 0.5, 0.3]})
+    doc["versions"].update(python="3.11.7", os="Linux-test")
+    for result in doc["results"]:
+        result["notes"] = []
+    runs = [witness_run("1.16.0")] + [witness_run("1.17.0") for _ in range(3)]
+    for run in runs:
+        run["output"]["version"] = "1.16.0"
+    doc["witnesses"] = [
+        {"claim": "after-effect mode=a", "script": "witness/count_refunds.py", "args": ["--mode", "a"], "runs": runs}
+    ]
+    path = put_record(root, doc)
+    path.with_suffix(".ipynb").write_text("{}")
+    path.with_suffix(".html").write_text("<html></html>")
+    return root
+
+
+REPEATING = WITNESS.replace(
+    'parser.add_argument("--mode", default="a")',
+    'parser.add_argument("--mode", default="a")\nparser.add_argument("--repeat")',
+)
+
+
+def test_a_timing_bug_gives_the_command_with_repeat_and_the_rate_the_records_measured(tmp_path):
+    root = timing_repo(tmp_path, REPEATING)
+    [made] = bundle.plan(demo(root))
+    # 6 of 20 and 1 of 4: 7/24 pooled, 10 runs give a FAIL with 95 %
+    command = (
+        "uv run --no-project --python 3.11 --with-requirements requirements.txt python witness.py --mode a --repeat 10"
+    )
+    assert bundle.maintainer_command(made) == command
+    issue = bundle.render_issue(made)
+    assert f"```sh\n{command}\n```" in issue
+    assert "expect about 3 of 10 to fail (measured on six 1.16.0: 6 of 20 runs, 95 % interval 15 % to 52 %" in issue
+    assert "and this script alone 1 of 4" in issue
+    assert "- fails on six: 1.16.0 (6 of 20 runs)\n" in issue
+    assert command in bundle.readme(made)
+
+
+def test_a_timing_bug_whose_witness_takes_no_repeat_is_bad_input(tmp_path, capsys):
+    root = timing_repo(tmp_path, WITNESS)
+    with pytest.raises(BundleError, match="backs a timing line but takes no --repeat N"):
+        bundle.plan(demo(root))
+    assert run_cli(root, "bundle", "demo") == 2
+    assert not (root / "findings" / "demo" / "bundles").exists()
+
+
+def test_a_simulated_fault_is_said_first_and_each_case_is_one_actual_and_no_line_names_the_tool(tmp_path):
+    root = bug_repo(tmp_path)
+    script = root / "findings" / "demo" / "witness" / "count_refunds.py"
+    script.write_text(
+        WITNESS.replace("import argparse\n", 'import argparse\n\nSIMULATES = "the crash is simulated: x"\n')
+    )
+    [made] = bundle.plan(demo(root))
+    made.lines.append(
+        bundle.Line(made.lines[0].judgement, dataclasses.replace(made.lines[0].witness, args=("--mode", "b c")))
+    )
+    issue = bundle.render_issue(made)
+    head = issue.splitlines()
+    assert head[0].startswith("# six 1.16.0: Count refunds") and head[2] == "**Note:** The crash is simulated: x."
+    assert "- `--mode a`: Mode a: refunded 2 time(s) (exit 1).\n" in issue
+    assert "the same command with `--mode 'b c'` instead" in issue
+    assert len(head) <= 60
+    for word in ("harness", "provider saw", "kind", "claimed", "verdict", "plugpull run"):
+        assert word not in issue.lower(), word

@@ -13,7 +13,7 @@ from builders import make_repo
 from tiny import page, records, tiny_repo
 
 from installed import requires
-from plugpull.report.harness import cli, executors, pipeline
+from plugpull.report.harness import cli, executors, pages, pipeline
 from plugpull.report.harness.finding import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +65,7 @@ def test_a_local_cluster_of_two_worker_processes_writes_the_same_records_and_pag
             assert cli.run_all(jobs, root, runner) == 0
         finally:
             runner.close()
+        pages.write(root)  # as after the whole run: docs/results.md is `report regenerate`'s
         # The workers are still alive: each job removed its own scratch folder (snapshot, kernel spec).
         assert list((tmp_path / "dask").rglob("plugpull-worker-*")) == []
     assert len(ran_on) == 2 and set(ran_on) <= workers  # each job ran in a worker process, not here

@@ -24,6 +24,16 @@ def test_with_repeats_a_note_says_how_many_runs_it_attached_to():
     assert list(rows["notes"]) == ["consistent with #8292 (https://example.org/8292) ×1"]
 
 
+def test_a_rate_has_its_interval_from_five_finished_runs_and_below_that_its_run_count():
+    # One run's 95 % interval is [0.21, 1.00]: printed beside "1.00" it read as a measurement.
+    one = table([run(Verdict.FAIL, "after-effect")])
+    assert list(one["FAIL rate [95% CI]"]) == ["1.00 (1 run)"]
+    five = table([run(v, "after-effect") for v in [Verdict.FAIL, Verdict.FAIL] + [Verdict.PASS] * 3])
+    assert list(five["FAIL rate [95% CI]"]) == ["0.40 [0.12, 0.77]"]
+    errors = table([run(Verdict.ERROR, "after-effect")])
+    assert list(errors["FAIL rate [95% CI]"]) == ["—"]
+
+
 def boundary_line(verdict: Verdict, side: str, index: int, label: str, message: str = "measured") -> Result:
     evidence = {"boundary": {"index": index, "of": 2, "label": label}, "counts": {"refund": 1}}
     return Result(verdict, "every-boundary", f"{side} {label}", "t", message, evidence=evidence)
@@ -85,7 +95,7 @@ def test_a_plot_goes_into_a_record_as_a_palette_png_of_the_same_size_and_a_fract
 
 
 def test_the_rate_plot_is_one_row_per_line_and_as_wide_with_thirteen_lines_as_with_one():
-    # Drawn wider than a record's page (1100 px), the plot was shrunk with its 8 pt text (issue 25): it now
+    # Drawn wider than a record's page (1100 px), the plot was shrunk with its 8 pt text: it now
     # grows downwards, one row per line, and its saved bounds stay inside the page at 100 dpi.
     import io
 
@@ -141,3 +151,17 @@ def test_the_losses_of_each_cut_are_listed_once_per_line_with_how_many_runs_lost
     unmounted = run(Verdict.ERROR, "after-effect")
     unmounted.message = "FUSE cannot mount here: no /dev/fuse"
     assert "1 x ERROR: no cut: FUSE cannot mount here: no /dev/fuse" in power_cut_losses([unmounted])
+
+
+def test_result_lines_fold_each_runs_stderr_in_details_and_keep_the_text_whole():
+    from plugpull.report.kernel.notebook import lines_shown
+
+    failed = Result(
+        Verdict.FAIL, "kill-mid-tool", "after-effect", "t", "effect duplicated", stderr="INFO one\nINFO two"
+    )
+    shown = lines_shown([failed, run(Verdict.PASS, "before-effect")])
+    page = shown._repr_html_()
+    assert page.count("<details>") == 1 and "the target's stderr (2 lines)" in page
+    assert "<pre>INFO one\nINFO two</pre></details>" in page  # the logs, unprefixed, inside the fold
+    assert page.index("effect duplicated") < page.index("<details>") < page.index("before-effect")
+    assert str(shown) == repr(shown) and "    | INFO one" in str(shown)  # the plain text is text() unchanged

@@ -1,7 +1,9 @@
 """The generated pages as a reader sees them: laid out by headless Chromium in a 1280 px window, nothing may run
 off the right edge (the page, a table, a figure), figures are not shrunk (their text with them) and table text
 stays readable. The scorecard, every finding's summary.html and one record's HTML rendered by today's nbconvert
-page. Marked ``chromium`` (deselect with -m 'not chromium'); skipped, saying why, only where Chromium cannot start.
+page. At 1024 and 1280 px no word of the scorecard, a summary or the record is broken inside (a line break other
+than at a space, right after ``=`` or ``,`` or at a ``<wbr>``), nor runs past its table cell. Marked ``chromium``
+(deselect with -m 'not chromium'); skipped, saying why, only where Chromium cannot start.
 """
 
 from __future__ import annotations
@@ -14,11 +16,15 @@ from pathlib import Path
 import pytest
 from repository import FINDINGS, ROOT
 
-from plugpull.report.harness import browser, history, ipynb, scorecard
+from plugpull.report.harness import browser, history, ipynb, scorecard, summary
 
 pytestmark = pytest.mark.chromium
 # 12 px is the smallest text the pages use on purpose (a release's run id, a cell's options).
 SMALLEST_FONT = 12
+# A laptop's browser window and a small one: the widths the word test lays pages out at.
+WIDTHS = (1024, browser.WIDTH)
+# The summary the word test reads: the one with the most frameworks (six), so the most tables and labels.
+WORDS_SUMMARY = "kill-mid-tool-more-frameworks"
 
 
 def wide_table_page(folder: Path) -> Path:
@@ -37,6 +43,17 @@ def shrunk_image_page(folder: Path) -> Path:
     page.write_text(
         "<!DOCTYPE html><html><head><style>body{max-width:1000px} img{max-width:100%}</style></head><body>"
         f'<img alt="wide" src="data:image/svg+xml;base64,{data}"></body></html>'
+    )
+    return page
+
+
+def broken_word_page(folder: Path) -> Path:
+    # The scorecard's old CSS: a fixed table whose cells break anywhere, too narrow for "documented".
+    page = folder / "broken.html"
+    page.write_text(
+        "<!DOCTYPE html><html><head><style>td{width:40px;overflow-wrap:anywhere;font:13px sans-serif}</style></head>"
+        '<body><table style="table-layout:fixed;width:40px"><tr><td>documented api=functional</td></tr></table>'
+        "</body></html>"
     )
     return page
 
@@ -75,6 +92,7 @@ def layouts(tmp_path_factory) -> dict[str, browser.Layout | browser.BrowserError
         "scorecard": ROOT / scorecard.HTML_PAGE,
         **{finding: FINDINGS[finding].directory / "summary.html" for finding in sorted(FINDINGS)},
         "record": record_page(folder),
+        "broken words": broken_word_page(folder),
         "wide table": wide_table_page(folder),
         "shrunk image": shrunk_image_page(folder),
     }
@@ -82,6 +100,26 @@ def layouts(tmp_path_factory) -> dict[str, browser.Layout | browser.BrowserError
     if isinstance(measured["empty"], browser.BrowserError):
         pytest.skip(f"Chromium does not start here: {measured['empty']}")
     return measured
+
+
+@pytest.fixture(scope="module")
+def narrow(layouts, tmp_path_factory) -> dict[str, browser.Layout | browser.BrowserError]:
+    """The pages the word test reads, laid out in a 1024 px window (one more Chromium launch; the 1280 px ones are
+    ``layouts``'), with a page whose words do break."""
+    folder = tmp_path_factory.mktemp("narrow")
+    pages = {
+        "scorecard": ROOT / scorecard.HTML_PAGE,
+        WORDS_SUMMARY: FINDINGS[WORDS_SUMMARY].directory / "summary.html",
+        "record": record_page(folder),
+        "broken words": broken_word_page(folder),
+    }
+    return dict(zip(pages, browser.measure_all(list(pages.values()), width=1024), strict=True))
+
+
+def at_width(layouts, narrow, width: int, page: str) -> browser.Layout:
+    layout = layout_of(narrow if width == 1024 else layouts, page)
+    assert layout.viewport == width
+    return layout
 
 
 def layout_of(layouts: dict[str, browser.Layout | browser.BrowserError], page: str) -> browser.Layout:
@@ -110,8 +148,29 @@ def test_the_scorecard_fits_a_laptop_window(layouts):
 def test_a_summary_page_fits_a_laptop_window_with_its_figures_at_their_own_size(layouts, finding):
     layout = layout_of(layouts, finding)
     assert fits(layout) == []
-    assert [i for i in layout.items if i.tag == "img"], "no heatmap"
+    # A heatmap for a framework with two measured releases or more; one release has only its table.
+    several = any(len(summary.matrix(ROOT, finding, f).columns) > 1 for f in FINDINGS[finding].frameworks)
+    heatmaps = [i for i in layout.items if i.tag == "img"]
+    assert bool(heatmaps) == several, "a heatmap for one release" if heatmaps else "no heatmap"
     assert layout.smallest_table_font >= SMALLEST_FONT
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("page", ["scorecard", WORDS_SUMMARY, "record"])
+def test_no_word_is_broken_inside_at_1024_or_1280_px(layouts, narrow, page, width):
+    # Range.getClientRects per word (browser.SCRIPT's brokenWords): 'api=functiona' | 'l', 'documen' | 'ted' and
+    # 'mid-' | 'stream' on the scorecard before its words were kept whole.
+    layout = at_width(layouts, narrow, width, page)
+    assert layout.broken_words() == []
+    if page == "scorecard":
+        assert fits(layout) == []  # and kept whole, the nine columns still fit the window
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_word_broken_inside_is_caught(layouts, narrow, width):
+    # The check itself can fail: a 40 px cell that breaks anywhere.
+    problems = at_width(layouts, narrow, width, "broken words").broken_words()
+    assert any(p.startswith("'doc") and p.endswith("a word broken inside") for p in problems), problems
 
 
 def test_a_record_rendered_today_fits_a_laptop_window(layouts):

@@ -104,7 +104,7 @@ def test_a_failing_notebook_still_yields_an_html_with_the_error_and_a_json_with_
     doc = json.loads(outcome.files[".json"].read_text())
     assert doc["error"] == outcome.error and doc["results"] == []
     assert record.problems(outcome.files[".json"], outcome.files[".json"].parent.parent) == []
-    assert "notebook failed: In [3] raised RuntimeError" in pages.render(root)
+    assert "notebook failed: In [3] raised RuntimeError" in pages.lines_csv(root)
 
 
 def test_an_environment_that_cannot_be_built_still_yields_an_html_and_a_json_with_an_error_field(tmp_path, private_tmp):

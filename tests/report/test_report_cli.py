@@ -264,7 +264,7 @@ def test_check_exits_1_listing_every_problem(capsys, tmp_path):
     bad.write_text("[")
     code, out, _ = report(capsys, "check", root=repo)
     assert code == 1
-    assert "p1.json: not valid JSON" in out and "docs/results.md does not match" in out
+    assert "p1.json: not valid JSON" in out and "docs/results.md is stale" in out
 
 
 def test_the_committed_records_and_results_page_pass_check(capsys):

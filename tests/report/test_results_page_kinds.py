@@ -1,5 +1,5 @@
 """Kinds and the inconclusive mark on the generated pages, from hand-built findings and records: the matrix,
-a finding page's kinds section, README's "what it shows" table, the summary's cells and the issue body."""
+a finding page's kinds section, docs/findings.md's "what it shows" table, the summary's cells and the issue body."""
 
 from pathlib import Path
 
@@ -80,7 +80,7 @@ def test_the_kinds_section_of_a_page_is_regenerated_and_checked_like_the_matrix(
     page = root / "docs" / "finding-demo.md"
     page.parent.mkdir()
     page.write_text("# Demo\n\n<!-- plugpull:generated kinds demo -->\nstale\n<!-- /plugpull:generated -->\n")
-    assert any("docs/finding-demo.md: a generated section is out of date" in p for p in pages.check(root))
+    assert any("docs/finding-demo.md is stale" in p for p in pages.check(root))
     pages.write(root)
     assert "| `after-effect mode=a` | <2 | documented |" in page.read_text()
     assert not any("finding-demo.md" in p for p in pages.check(root))

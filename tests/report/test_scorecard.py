@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 import textwrap
 from pathlib import Path
@@ -117,8 +118,8 @@ def test_a_cell_lists_each_line_with_its_verdict_mark_kind_release_and_record(tm
     md = scorecard.render_markdown(root, card(root))
     line = next(text for text in md.splitlines() if text.startswith("| **Six** · SqliteSaver"))
     link = f"../findings/demo/{path.parent.name}/{path.with_suffix('.html').name}"
-    assert f"**FAIL** ✓ documented [1.0]({link} " in line and "<br>`mode=a`" in line  # what tells it apart
-    assert f"**PASS** ✓ [1.0]({link} " in line and "<br>`mode=b`" in line
+    assert f"**FAIL** (as claimed) documented [1.0]({link} " in line and "<br>`mode=a`" in line  # what tells it apart
+    assert f"**PASS** (as claimed) [1.0]({link} " in line and "<br>`mode=b`" in line
     html = scorecard.render_html(root, card(root))
     assert f'<a class="line fail" href="{link}"' in html and '<span class="kind documented">documented</span>' in html
     assert "<script" not in html and "src=" not in html and "http" not in html.split("<body>")[1].split("href")[0]
@@ -159,7 +160,53 @@ def test_a_timing_line_shows_its_fail_runs_of_the_finished_runs(tmp_path):
     assert [c.property for c in board.columns] == ["racing-approvals"]
     (entry,) = board.cells[("six", "PostgreSQL", "racing-approvals")]
     assert entry.newest.verdict() == "3/20 FAIL" and entry.kind == "bug" and entry.newest.outcome == scorecard.FAIL
-    assert "**3/20 FAIL** ✓ bug [1.0](" in scorecard.render_markdown(root, board)
+    assert "**3/20 FAIL** (as claimed) bug [1.0](" in scorecard.render_markdown(root, board)
+
+
+def test_a_timing_line_with_no_fail_reads_as_its_pass_runs_and_an_inconclusive_claim_is_amber_not_green(tmp_path):
+    # 0 of 20 against "at least 0.05": "0/20 FAIL ✓" on green read as a failure that was fine.
+    root = demo(tmp_path)
+    doc = record(verdicts=("PASS",) * 20, version="1.0")
+    for result in doc["results"]:
+        result["point"] = "racing-resumers"
+        result["options"] = {}
+    put_record(root, doc)
+    (entry,) = card(root).cells[("six", "PostgreSQL", "racing-approvals")]
+    assert entry.newest.verdict() == "20/20 PASS" and entry.newest.claim_words() == "inconclusive"
+    assert entry.newest.shade == scorecard.UNSURE
+    html = scorecard.render_html(root, card(root))
+    assert '<a class="line unsure"' in html and '(<span class="w">inconclusive</span>)' in html
+    assert "✓" not in html.split("<tbody>")[1] and "~" not in html.split("<tbody>")[1]
+
+
+def test_a_bug_claim_of_a_finding_on_the_scorecard_must_have_its_cell(tmp_path):
+    unplaced = (
+        CLAIMS
+        + """
+[[claims]]
+point = "before-effect"
+options = { mode = "b" }
+kind = "bug"
+because = "the swap"
+issue = "https://github.com/example/six/issues/2"
+expect = [{ versions = ">=1", verdict = "FAIL" }]
+"""
+    )
+    root = demo(tmp_path, unplaced)
+    problems = scorecard.placement_problems(scorecard.load_layout(root), load_all(root))
+    assert problems == [
+        "findings/demo/finding.toml: `before-effect mode=b` claims a bug but is not on the scorecard "
+        "(give it `property` and `store`)"
+    ]
+
+
+def test_html_words_break_only_at_spaces_or_after_an_equals_sign_or_comma():
+    from plugpull.report.harness import markdown
+
+    assert markdown.words("api=functional claim-and-key") == (
+        '<span class="w">api=</span><wbr><span class="w">functional</span> <span class="w">claim-and-key</span>'
+    )
+    assert markdown.words("a<b") == '<span class="w">a&lt;b</span>'
 
 
 def test_an_upgrade_pair_is_ranked_by_the_release_it_resumed_on(tmp_path):
@@ -181,7 +228,7 @@ def test_check_keeps_both_pages_true_and_regenerate_writes_them(tmp_path, capsys
     root = demo(tmp_path)
     put_record(root, with_mode_b(record(verdicts=("FAIL",), version="1.0")))
     problems = scorecard_problems(root)
-    assert [p.split(" does not match")[0] for p in problems] == ["docs/scorecard.md", "findings/scorecard.html"]
+    assert [p.split(" is stale")[0] for p in problems] == ["docs/scorecard.md", "findings/scorecard.html"]
     code, out, _ = report(capsys, "regenerate", root=root)
     assert code == 0 and "the scorecard" in out
     assert scorecard_problems(root) == []
@@ -189,8 +236,8 @@ def test_check_keeps_both_pages_true_and_regenerate_writes_them(tmp_path, capsys
     put_record(root, with_mode_b(record(pin="p2", verdicts=("PASS",), version="2.0")))
     (problem, _) = scorecard_problems(root)
     assert (
-        problem.startswith("docs/scorecard.md does not match")
-        and "+| **Six** · SqliteSaver | **PASS** ✓ [2.0]" in problem
+        problem.startswith("docs/scorecard.md is stale")
+        and "+| **Six** · SqliteSaver | **PASS** (as claimed) [2.0]" in problem
     )
     pages.write(root)
     assert scorecard_problems(root) == []
@@ -216,12 +263,12 @@ def test_report_check_exits_1_on_a_stale_scorecard_and_0_once_it_is_regenerated(
     # A record of a newer release: the scorecard (and docs/results.md) no longer say what the records say.
     put_record(root, record(pin="p2", date="2026-11-02", verdicts=("PASS",), version="2.0"))
     code, out, err = report(capsys, "check", root=root)
-    stale = [line for line in out.splitlines() if "scorecard" in line and "does not match" in line]
+    stale = [line for line in out.splitlines() if "scorecard" in line and "is stale" in line]
     assert code == 1 and "problem(s)" in err
-    assert [line.split(" does not match")[0] for line in stale] == ["docs/scorecard.md", "findings/scorecard.html"]
+    assert [line.split(" is stale")[0] for line in stale] == ["docs/scorecard.md", "findings/scorecard.html"]
     assert report(capsys, "regenerate", root=root)[0] == 0
     assert report(capsys, "check", root=root)[0] == 0
-    assert "**PASS** ✓ [2.0](" in (root / "docs" / "scorecard.md").read_text()
+    assert "**PASS** (as claimed) [2.0](" in (root / "docs" / "scorecard.md").read_text()
 
 
 def test_a_column_declared_later_appears_with_its_first_record_without_code(tmp_path):
@@ -300,3 +347,38 @@ def test_every_link_of_the_committed_scorecard_reaches_a_file():
     md_links = [h.split("#")[0] for h in re.findall(r"\]\(([^) ]+)", md.read_text()) if not h.startswith("http")]
     assert len([h for h in md_links if "/20" in h]) >= 20
     assert [h for h in md_links if not (md.parent / h).resolve().is_file()] == []
+
+
+def test_check_fails_while_the_scorecards_screenshot_shows_another_page(tmp_path):
+    from plugpull.report.harness import browser
+
+    root = demo(tmp_path)
+    put_record(root, with_mode_b(record(verdicts=("FAIL",), version="1.0")))
+    pages.write(root)
+    assert pages.screenshot_problems(root) == []  # no screenshot in this repository: nothing to keep
+    # A 1x1 PNG standing for Chromium's, recording the page's digest as browser.screenshot does.
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    )
+    shot = root / pages.SCREENSHOT
+    page = root / scorecard.HTML_PAGE
+    shot.write_bytes(browser._with_text(png, browser.SOURCE_KEY, browser.source_digest(page)))
+    assert browser.png_text(shot) == {browser.SOURCE_KEY: browser.source_digest(page)}
+    assert pages.screenshot_problems(root) == []
+    put_record(root, with_mode_b(record(pin="p2", verdicts=("PASS",), version="2.0")))
+    page.write_text(page.read_text() + "<!-- a newer page -->")
+    (problem,) = pages.screenshot_problems(root)
+    assert problem.startswith("docs/scorecard-screenshot.png shows another findings/scorecard.html (")
+    assert problem in pages.check(root)
+    shot.write_bytes(png)  # a screenshot taken by hand, recording nothing
+    assert pages.screenshot_problems(root)[0].startswith("docs/scorecard-screenshot.png records no page digest")
+
+
+def test_readmes_picture_caption_is_generated_from_the_records_it_shows():
+    from plugpull.report.harness import history
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "README.md").read_text()
+    assert "<!-- plugpull:generated scorecard-picture -->" in text
+    caption = pages.section(root, "scorecard-picture", load_all(root), history.latest(root))
+    assert caption.startswith("From ") and " records of " in caption and caption in text

@@ -17,7 +17,17 @@ import pytest
 from builders import make_repo
 from fake_index import served
 
-from plugpull.report.harness import environment, flips, issue_body, package_index, pages, pipeline, summary, sweep
+from plugpull.report.harness import (
+    environment,
+    flips,
+    issue_body,
+    markdown,
+    package_index,
+    pages,
+    pipeline,
+    summary,
+    sweep,
+)
 from plugpull.report.harness.finding import load_all, read_once
 
 
@@ -213,7 +223,21 @@ def test_the_summary_notebook_writes_an_html_with_the_heatmap_as_svg_text_and_th
     )
     monkeypatch.setattr(environment, "current", lambda prefix: forked_kernel)
     html = summary.write(root, "demo").read_text()
-    assert "1.17.0" in html and "no flip" in html
+    # One release: its table, no heatmap, and no "no flip (1.17.0 … 1.17.0)" as if a range were measured.
+    text = re.sub(r"<[^>]+>", "", html)  # words are kept whole in spans (ipynb.whole_words)
+    assert "one release runs the lines (1.17.0)" in text and "data:image/svg" not in html
+    assert "<title>" + finding.title.replace("'", "&#x27;") + " (demo, across releases)</title>" in html
+    # A second release (the same run, as measured on 1.16.0): now the heatmap.
+    (source,) = [p for p in (root / "findings" / "demo").glob("*/*.json")]
+    doc = json.loads(source.read_text())
+    doc.update(pin="six-1.16.0", versions={**doc["versions"], "six": "1.16.0"})
+    for r in doc["results"]:
+        r["version"] = "1.16.0"
+    copy = source.with_name(source.name.replace(doc["pin"].replace("six-1.16.0", "p1"), "six-1.16.0"))
+    copy.write_text(json.dumps(doc))
+    copy.with_suffix(".html").write_text("<html></html>")
+    html = summary.write(root, "demo").read_text()
+    assert "no flip" in html and "1.16.0 … 1.17.0" in re.sub(r"<[^>]+>", "", html)
     encoded = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
     figure = base64.b64decode(encoded.group(1)).decode()
     assert "PASS ✓" in figure and "dc:date" not in figure  # the heatmap's text is text; no date in it
@@ -276,8 +300,10 @@ def test_the_cells_table_has_no_index_column_and_lists_each_reason_a_release_can
     )
     table = summary.cells_table(m, m.columns)
     assert table.startswith('<table class="cells"><thead><tr><th>line</th><th><a href="r.html">1.0</a>')
-    assert table.count("cannot run – <sup>1</sup>") == 2 and table.count(reason.replace("'", "&#x27;")) == 1
-    assert "<td>FAIL –</td>" in table and "<td>PASS –</td>" in table
+    assert table.count("cannot run – <sup>1</sup>") == 2
+    assert table.count(markdown.words(reason)) == 1  # each word kept whole (markdown.words)
+    assert '<td><span class="w">FAIL</span> <span class="w">–</span></td>' in table
+    assert '<td><span class="w">PASS</span> <span class="w">–</span></td>' in table
 
 
 def test_every_error_row_of_the_upgrades_table_says_why():
@@ -286,7 +312,7 @@ def test_every_error_row_of_the_upgrades_table_says_why():
         "demo/2026-11-30/r.html", "ended: RuntimeError: checkpoint refused",
     )  # fmt: skip
     table = summary.upgrades_table([up])
-    assert "<td>ERROR</td><td>ended: RuntimeError: checkpoint refused</td>" in table
+    assert "<td>ERROR</td><td>" + markdown.words("ended: RuntimeError: checkpoint refused") + "</td>" in table
     assert '<a href="../demo/2026-11-30/r.html">20261130T000000Z</a>' in table
 
 

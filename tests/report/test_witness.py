@@ -3,6 +3,7 @@ witness runner alone and by the report pipeline after the notebook; its output l
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from builders import make_repo
 
-from plugpull.report.harness import pipeline, witness
+from plugpull.report.harness import machine_paths, pipeline, witness
 from plugpull.report.harness.finding import load_all
 from plugpull.report.kernel import record
 
@@ -146,7 +147,8 @@ def test_a_pin_pair_gives_its_witness_the_start_releases_python(tmp_path, forked
     both = replace(forked_kernel, start_python=Path(sys.executable), start_lock_sha256="a" * 64)
     outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: both)
     (entry,) = json.loads(outcome.files[".json"].read_text())["witnesses"]
-    assert [r["output"]["detail"]["start_python"] for r in entry["runs"]] == [sys.executable] * 2
+    # The record names the interpreter by its role, never its path (one path here: the pin set's python first).
+    assert [r["output"]["detail"]["start_python"] for r in entry["runs"]] == [machine_paths.PIN_PYTHON] * 2
 
 
 def test_a_witness_that_disagrees_shows_why_in_the_html_and_a_missing_script_is_stored_as_an_error(
@@ -165,7 +167,8 @@ def test_a_witness_that_disagrees_shows_why_in_the_html_and_a_missing_script_is_
     outcome = pipeline.run(pipeline.Job(finding, finding.pins[0], {}), commit=None, make_env=lambda j: forked_kernel)
     (entry,) = json.loads(outcome.files[".json"].read_text())["witnesses"]
     assert entry["runs"] == [] and entry["error"] == "findings/demo/witness/kill.py does not exist"
-    assert "could not run: findings/demo/witness/kill.py does not exist" in outcome.files[".html"].read_text()
+    page = re.sub(r"<[^>]+>", "", outcome.files[".html"].read_text())  # a path is kept whole in a span
+    assert "could not run: findings/demo/witness/kill.py does not exist" in page
 
 
 def test_a_finding_can_run_another_findings_witness_but_nothing_outside_findings(tmp_path, private_tmp):

@@ -29,6 +29,7 @@ class InterruptEvidence:
     resume: Outcome | None = None
     counts: dict[str, int] = field(default_factory=dict)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    signal: str = "SIGINT"  # the signal sent (the scenario's own option --interrupt-signal)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -52,7 +53,7 @@ def judge_interrupt_mid_tool(ev: InterruptEvidence) -> Judgement:
             "(the SIGINT may have come before the read it was to interrupt)",
             show="start",
         )
-    if ev.start.timed_out or ev.start.returncode != -signal.SIGINT:
+    if ev.start.timed_out or ev.start.returncode != -signal.Signals[ev.signal]:
         # An agent that caught the interrupt and went on did not stop where the line says it did.
         return error(f"start was interrupted inside {ev.held} but {ev.start.describe_exit()}", show="start")
     unfinished = check_recovering("resume", ev.resume)

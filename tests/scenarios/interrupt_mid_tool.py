@@ -1,6 +1,6 @@
 """interrupt-mid-tool, a scenario written and registered by the tests: Ctrl-C instead of SIGKILL.
 
-The proof that a new scenario is one module plus its checks (issue 21): this module and
+The proof that a new scenario is one module plus its checks: this module and
 interrupt_checks.py, registered with ``REGISTRY.registered(SCENARIO)``, run through plugpull's suite,
 command line, renderings and JUnit without a line of those changed. Its fault is not SIGKILL: SIGINT
 reaches start's process group while the provider holds an effect call, so the agent's own
@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from dataclasses import dataclass
 
 from interrupt_checks import InterruptEvidence, judge_interrupt_mid_tool
 
@@ -29,7 +30,7 @@ from plugpull.channel import Channel
 from plugpull.process import Running, reaping
 from plugpull.reaper import read_proc
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, option, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.kill_mid_tool import clean_run
 from plugpull.targets import Target
@@ -38,19 +39,30 @@ NAME = "interrupt-mid-tool"
 POINTS = ("interrupted-before-effect", "interrupted-after-effect")
 
 
+@dataclass(frozen=True)
+class Options:
+    """Its own option, added to the command line by Scenario.add_options and set by a notebook's parameter of the
+    same name: neither cli.py nor the notebook kernel names it."""
+
+    interrupt_signal: str = option(
+        "SIGINT", "--interrupt-signal", "the signal sent to start's process group", choices=("SIGINT", "SIGTERM")
+    )
+
+
 class InterruptMidTool(Scenario):
     name = NAME
     points = POINTS
     phases = ("start", "resume")
     fault = "SIGINT (Ctrl-C) to start's process group while the provider holds an effect call"
     holds_calls = True
+    Options = Options
     recovery = {"*": Recovery("resume", "resume")}
     evidence = InterruptEvidence
     checks = (judge_interrupt_mid_tool,)
 
     def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
         began = time.monotonic()
-        ev = InterruptEvidence(point=point, timeout=settings.timeout)
+        ev = InterruptEvidence(point=point, timeout=settings.timeout, signal=self.own(settings).interrupt_signal)
         clean = clean_run(target, settings, runtime)
         ev.clean, ev.owed, announced = clean.start, dict(clean.counts), clean.announced
         if clean.start.returncode == 0 and clean.counts:
@@ -78,7 +90,7 @@ def interrupt(target: Target, point: str, settings: Settings, runtime: Runtime, 
             if held is not None:
                 ev.held = held.name
                 ev.asleep = sleeping(held.pid or started.pid, deadline)
-                os.killpg(started.pgid, signal.SIGINT)
+                os.killpg(started.pgid, signal.Signals[ev.signal])
             ev.start = started.wait(settings.timeout)
         else:
             ev.start = started

@@ -2,14 +2,14 @@
 the registry's defaults render results of scenarios it does not know; Settings holds options only."""
 
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import pytest
 
 from plugpull.checks import Judgement, error
-from plugpull.errors import ScenarioError
+from plugpull.errors import ScenarioError, UsageError
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios import Runtime, Settings, option
 from plugpull.scenarios.contract import Recovery, Registry, Scenario
 from plugpull.targets import Target
 
@@ -37,6 +37,31 @@ class Sound(Scenario):
 
     def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
         return [Result(Verdict.ERROR, self.name, point, target.label(), "never run")]
+
+
+@dataclass(frozen=True)
+class Colour:
+    colour: str = option("red", "--colour", "the colour of the fault", choices=("red", "blue"))
+
+
+@dataclass(frozen=True)
+class Tries:
+    tries: int = option(3, "--tries", "how many tries", least=1)
+
+
+@dataclass
+class Unfrozen:
+    colour: str = option("red", "--colour", "the colour")
+
+
+@dataclass(frozen=True)
+class Bare:
+    colour: str = field(default="red")
+
+
+@dataclass(frozen=True)
+class Shadowing:
+    timeout: float = option(1.0, "--timeout-again", "a Settings field's name")
 
 
 def broken(**attributes) -> Scenario:
@@ -67,6 +92,9 @@ def test_a_sound_scenario_is_registered_and_found_by_name():
         ({"run": Scenario.run}, "run() is not defined"),
         ({"fault": ""}, "fault is empty"),
         ({"kill_and_recover": ("start",)}, "kill_and_recover needs the killed phase and the recovering one"),
+        ({"Options": Unfrozen}, "Options must be a frozen dataclass"),
+        ({"Options": Bare}, "option 'colour' needs a flag and a help line"),
+        ({"Options": Shadowing}, "option 'timeout' is a Settings field already"),
     ],
 )
 def test_a_scenario_that_breaks_the_contract_is_refused_when_registered(attributes, says):
@@ -133,3 +161,20 @@ def test_settings_hold_options_only_and_the_runtime_holds_what_a_run_builds():
         t.join()
     assert runtime.once(("clean",), compute) == runtime.once(("clean",), lambda: "never")
     assert Runtime().once(("clean",), lambda: "fresh") == "fresh"  # another run shares nothing
+
+
+def test_a_scenarios_own_options_are_read_with_their_defaults_and_checked_as_declared():
+    scenario = broken(name="colourful", Options=Tries)
+    assert scenario.own(Settings()) == Tries(3)
+    assert scenario.own(Settings(options={"colourful": Tries(5)})) == Tries(5)
+    assert scenario.options_from({"tries": 2}) == Tries(2)
+    with pytest.raises(UsageError, match=r"^--tries must be a whole number >= 1$"):
+        scenario.options_from({"tries": 0})
+    with pytest.raises(UsageError, match="colourful has no option 'colour'; its options: tries"):
+        scenario.options_from({"colour": "red"})
+
+
+def test_two_scenarios_cannot_own_one_option():
+    registry = Registry([broken(name="one", Options=Colour)])
+    with pytest.raises(ScenarioError, match="option 'colour' is one's already"):
+        registry.register(broken(name="two", Options=Colour))

@@ -15,12 +15,13 @@ def runtime(agent_forks):
     return Runtime(forks=agent_forks)
 
 
-def test_a_store_target_that_duplicates_without_a_fault_is_an_error(session_app, runtime):
+def test_a_store_target_that_duplicates_without_a_fault_fails_and_its_other_probe_line_is_moot(session_app, runtime):
     results = suite.run_scenario(session_app("duplicates"), settings=FAST, runtime=runtime)
-    # One probe line per point asked for (both points share the one probe).
-    assert {(r.point, r.verdict) for r in results} == {("probe", Verdict.ERROR)}
-    assert results[0].message.startswith("probe: the target duplicates without a fault: ")
+    # One probe line per point asked for (both points share the one probe): the first fails, the second is moot.
+    assert [(r.point, r.verdict) for r in results] == [("probe", Verdict.FAIL), ("probe", Verdict.FAIL)]
+    assert results[0].message.startswith("without any fault: item duplicated: the probe (every store call answered) ")
     assert "message:assistant:Refunded A-1001. x2" in results[0].message
+    assert results[1].message == "moot: the clean run already failed without any fault (see probe)"
 
 
 def test_a_resumed_session_equal_to_the_probe_passes_at_both_points(session_app, runtime):

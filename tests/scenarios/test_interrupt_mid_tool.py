@@ -1,4 +1,4 @@
-"""A scenario written in the tests runs through plugpull unchanged: one module plus its checks (issue 21).
+"""A scenario written in the tests runs through plugpull unchanged: one module plus its checks.
 
 interrupt_mid_tool.py (the scenario) and interrupt_checks.py (its checks) are registered here and run
 through the suite, the command line (in-process main), the renderings and JUnit against real agent
@@ -181,7 +181,10 @@ def test_the_command_line_refuses_what_it_does_not_read(registered, capsys):
     command = shlex.join([sys.executable, "-c", "pass"])
     code = cli.main(["--agent", command, "--scenario", NAME, "--hold", "charge", "--sibling", "email:running"])
     assert code == 2
-    assert capsys.readouterr().err.strip() == "plugpull: --sibling applies to kill-mid-tool; no selected target runs it"
+    assert (
+        capsys.readouterr().err.strip()
+        == "plugpull: --sibling applies to kill-mid-tool, tool-error; no selected target runs one"
+    )
     code = cli.main(["--agent", command, "--scenario", NAME, "--point", "before-effect"])
     assert code == 2
     assert capsys.readouterr().err.strip() == (
@@ -193,3 +196,48 @@ def test_the_command_line_refuses_what_it_does_not_read(registered, capsys):
 def test_unregistered_it_is_unknown_to_the_command_line(capsys):
     assert cli.main(["--agent", "python x.py", "--scenario", NAME]) == 2
     assert f"invalid choice: '{NAME}'" in capsys.readouterr().err
+
+
+def test_its_own_option_reaches_the_command_line_json_and_junit_through_add_options(
+    registered, plugpull_forking, tmp_path
+):
+    # --interrupt-signal is declared in interrupt_mid_tool.py only (Options, added by Scenario.add_options).
+    command = shlex.join([sys.executable, "-m", "fake_framework", "no-key"])
+    junit = tmp_path / "report.xml"
+    argv = ["--agent", command, "--scenario", NAME, "--interrupt-signal", "SIGTERM", "--json", "--junit", str(junit)]
+    run = plugpull_forking(*argv)
+    assert run.returncode == 0, run.stdout
+    results = json.loads(run.stdout)["results"]
+    assert [(r["point"], r["verdict"]) for r in results] == [
+        ("interrupted-before-effect", "PASS"),
+        ("interrupted-after-effect", "FAIL"),
+    ]
+    # SIGTERM's default action ends start without Python's KeyboardInterrupt: the signal sent was the option's.
+    assert {r["evidence"]["signal"] for r in results} == {"SIGTERM"}
+    assert {r["evidence"]["start"]["returncode"] for r in results} == {-signal.SIGTERM}
+    assert all("KeyboardInterrupt" not in r["evidence"]["start"]["stderr"] for r in results)
+    (testsuite,) = ET.parse(junit).getroot()
+    assert (testsuite.get("name"), testsuite.get("tests"), testsuite.get("failures")) == (NAME, "2", "1")
+
+
+def test_its_own_option_is_refused_where_it_changes_nothing_and_checked_as_declared(registered, capsys):
+    command = shlex.join([sys.executable, "-c", "pass"])
+    assert cli.main(["--agent", command, "--interrupt-signal", "SIGTERM"]) == 2
+    assert (
+        capsys.readouterr().err.strip() == f"plugpull: --interrupt-signal applies to {NAME}; no selected target runs it"
+    )
+    assert cli.main(["--agent", command, "--scenario", NAME, "--interrupt-signal", "SIGHUP"]) == 2
+    assert "invalid choice: 'SIGHUP'" in capsys.readouterr().err
+
+
+def test_a_notebook_sets_its_own_option_by_a_parameter_named_as_the_field(registered, agent_forks):
+    from plugpull.report.kernel import notebook
+
+    owned = notebook.scenario_options({"repeats": 1, "interrupt_signal": "SIGTERM"})
+    assert owned == {NAME: SCENARIO.Options(interrupt_signal="SIGTERM")}
+    results, _ = notebook.run_lines(
+        [fake_framework("no-key", forked=True)], ["interrupted-after-effect"], 1, None, 30.0, scenario_options=owned
+    )
+    assert [(r.verdict, r.evidence["signal"], r.evidence["start"]["returncode"]) for r in results] == [
+        (Verdict.FAIL, "SIGTERM", -signal.SIGTERM)
+    ]

@@ -21,7 +21,7 @@ AGENTS = Path(__file__).parent.parent / "agents"
 
 @pytest.fixture(scope="module")
 def runtime(agent_forks):
-    """The module's tests share their clean runs, as they shared FAST's before issue 21; the tests/agents scripts
+    """The module's tests share their clean runs; the tests/agents scripts
     run as ``python -m`` fork from the module's server (conftest's AgentForks), a real SIGKILL of a real group."""
     return Runtime(forks=agent_forks)
 
@@ -31,7 +31,7 @@ def misbehaving_marked(how: str, marker: str) -> Target:
     return Target(name="agent", argv=(sys.executable, str(AGENTS / "misbehaving.py"), how, marker))
 
 
-# The tool-body table (issue 2, section 7): what a framework that re-runs an unfinished
+# The tool-body table: what a framework that re-runs an unfinished
 # tool on resume does to each way of writing the tool.
 TABLE = {
     "no-key": {"before-effect": "PASS", "after-effect": "FAIL"},
@@ -109,12 +109,20 @@ def test_a_start_that_never_reaches_the_tool_is_an_error_after_the_timeout():
     assert "did not reach the tool within 1s" in result.message
 
 
-def test_a_tool_that_calls_twice_without_a_key_in_one_run_is_an_error(misbehaving, runtime):
-    # The clean run (no kill) already records 2 charges: a count after the crash proves nothing.
-    result = run_point(misbehaving("twice"), "before-effect", FAST, runtime)
-    assert result.verdict is Verdict.ERROR
-    assert result.message.startswith("a clean run (no kill) already recorded 2 charge")
-    assert result.evidence["resume"] is None
+def test_a_tool_that_calls_twice_without_a_key_in_one_run_fails_without_any_fault(misbehaving, agent_forks):
+    # The clean run (no kill) already records 2 charges: the bug shows with no kill, so the first line fails with
+    # it and the other is moot (a fresh runtime: the first line judged holds the FAIL).
+    runtime = Runtime(forks=agent_forks)
+    first, other = (
+        run_point(misbehaving("twice"), point, FAST, runtime) for point in ("before-effect", "after-effect")
+    )
+    assert first.verdict is other.verdict is Verdict.FAIL
+    assert first.message.startswith(
+        "without any fault: effect duplicated: a clean run (no kill) already recorded 2 charge (expected 1)"
+    )
+    assert first.evidence["without_fault"] is True and first.evidence["resume"] is None
+    assert other.message == "moot: the clean run already failed without any fault (see before-effect)"
+    assert other.evidence["moot"] == "before-effect" and other.evidence["resume"] is None
 
 
 def test_a_flood_of_output_is_kept_bounded_and_undecodable_bytes_are_replaced(misbehaving, runtime):
@@ -187,15 +195,17 @@ def test_a_recovery_that_crashes_only_after_a_kill_stays_a_fail(fake_framework, 
     assert "recovery crashed" in result.stderr
 
 
-def test_a_resume_that_makes_a_new_effect_on_a_finished_run_is_an_error(agent_forks):
+def test_a_resume_that_makes_a_new_effect_on_a_finished_run_fails_without_any_fault(agent_forks):
     # two_tools.py's resume runs both tools again, keyed: it asks again and adds no effect.
     keyed = two_tools("sequential")
     result = run_point(keyed, "after-effect", FAST, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.PASS, result.message
     redo = Target(name="agent", argv=(sys.executable, "-c", NEW_EFFECT_ON_RESUME))
     result = run_point(redo, "after-effect", FAST, Runtime())
-    assert result.verdict is Verdict.ERROR
-    assert result.message == "resume does not work even on a finished run: it made new effects: 1 charge"
+    assert result.verdict is Verdict.FAIL
+    assert result.message == (
+        "without any fault: effect duplicated: resume on the finished clean run (no kill) made new effects: 1 charge"
+    )
 
 
 # An agent that keeps no state: resume charges again (no key) even when the run had finished.

@@ -1,4 +1,4 @@
-"""kill-mid-tool's default run on a three-effect LangGraph agent: a kill at each effect call (issue 22).
+"""kill-mid-tool's default run on a three-effect LangGraph agent: a kill at each effect call.
 
 tests/agents/langgraph_order_flow.py is the order flow of the issue: a real StateGraph, a real SqliteSaver,
 durability="sync"; reserve_stock keyed by the order id, charge_card without a key, send_receipt with a

@@ -1,4 +1,4 @@
-"""power-loss against real agent processes, a real SIGKILL and a real FUSE mount (issue 24).
+"""power-loss against real agent processes, a real SIGKILL and a real FUSE mount.
 
 The done-when agent (tests/agents/journal_agent.py) journals its idempotency key before it charges:
 written with open/write it survives a SIGKILL (the page cache keeps it) and not a power cut after

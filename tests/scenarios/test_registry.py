@@ -23,6 +23,7 @@ def test_the_built_in_scenarios_in_the_order_they_are_listed():
         "resume-after-upgrade",
         "power-loss",
         "cancel-mid-stream",
+        "tool-error",
     ]
     assert DEFAULT_SCENARIO == "kill-mid-tool"
 

@@ -10,7 +10,7 @@ import pytest
 
 from plugpull.results import Result, Verdict
 from plugpull.scenarios import Runtime, Settings
-from plugpull.scenarios.resume_after_approval import POINTS, run_point
+from plugpull.scenarios.resume_after_approval import POINTS, SCENARIO, run_point
 from plugpull.targets import Target
 
 AGENTS = Path(__file__).parent.parent / "agents"
@@ -40,13 +40,17 @@ def judged(agent_forks):
 # What each way of building the framework gets at each boundary (the fake's docstring).
 TABLE = {
     "correct": ["PASS", "PASS", "PASS", "PASS", "PASS"],
-    "in-memory": ["FAIL", "ERROR", "ERROR", "ERROR", "ERROR"],
+    # The clean approval is refused: every later point fails without any fault (or is moot), none is ERROR.
+    "in-memory": ["FAIL", "FAIL", "FAIL", "FAIL", "FAIL"],
     "no-claim": ["PASS", "FAIL", "FAIL", "PASS", "PASS"],
     "racy-claim": ["PASS", "PASS", "FAIL", "PASS", "PASS"],
     "no-key": ["PASS", "PASS", "PASS", "PASS", "FAIL"],
     "stuck": ["PASS", "PASS", "PASS", "FAIL", "FAIL"],
     # recover exits 0 and finishes nothing: the effect alone (recorded before the kill) would pass.
     "idle-recover": ["PASS", "PASS", "PASS", "FAIL", "FAIL"],
+    # The approval is lost on resume (exit 5): the clean approval already shows it.
+    "pauses-again": ["FAIL", "FAIL", "FAIL", "FAIL", "FAIL"],
+    "recover-pauses-again": ["PASS", "PASS", "PASS", "FAIL", "FAIL"],
 }
 
 
@@ -98,7 +102,7 @@ def test_a_stuck_run_says_what_the_framework_said(approval_framework, judged):
 
 def test_approvers_that_never_call_the_gate_prove_no_race(misbehaving, agent_forks):
     # misbehaving "pause-no-gate" pauses and approves correctly but never calls gate().
-    settings = Settings(timeout=10, racers=2)
+    settings = Settings(timeout=10, options={"resume-after-approval": SCENARIO.Options(racers=2)})
     result = run_point(misbehaving("pause-no-gate"), "racing-resumers", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("only 0 of 2 approvers were waiting at plugpull's gate")
@@ -125,3 +129,85 @@ def test_a_recover_that_leaves_a_helper_running_is_an_error(processes_carrying):
     assert result.verdict is Verdict.ERROR, result.message
     assert re.fullmatch(rf"a process of the run outlived recover: pid \d+ \(.*sleep\(600\) {marker}\)", result.message)
     assert processes_carrying(marker) == []
+
+
+def test_an_approval_lost_on_resume_reads_paused_again_and_the_other_points_are_moot(approval_framework, agent_forks):
+    # A fresh runtime: its first line (approve-elsewhere, as the CLI orders them) holds the FAIL.
+    runtime = Runtime(forks=agent_forks)
+    first, *later = [run_point(approval_framework("pauses-again"), point, SETTINGS, runtime) for point in POINTS]
+    assert (first.verdict, first.message) == (
+        Verdict.FAIL,
+        "effect lost: the run paused again instead of running the approved tool (approve exited 5); "
+        "the provider saw no effect",
+    )
+    assert first.evidence["without_fault"] is True
+    assert "paused for approval again: the approval was lost" in first.stderr
+    for result in later:
+        assert (result.verdict, result.message) == (
+            Verdict.FAIL,
+            "moot: the clean run already failed without any fault (see approve-elsewhere)",
+        ), result.point
+        assert result.evidence["moot"] == "approve-elsewhere" and result.stderr == ""
+        # Nothing was run after the clean approval: a moot line holds no fault of its own.
+        assert result.evidence["approvals"] == [] and result.evidence["recover"] is None
+
+
+@pytest.mark.parametrize("jobs", [1, 5])
+def test_the_first_planned_line_holds_the_clean_runs_fail_however_the_lines_finish(
+    approval_framework, agent_forks, jobs
+):
+    # The slowest line (five approvers at the gate) planned first, five lines at once: the FAIL goes with the plan,
+    # not with whichever line ends first.
+    from dataclasses import replace
+
+    from plugpull.suite import run_plan
+
+    target = replace(approval_framework("pauses-again"), scenario="resume-after-approval")
+    order = ["racing-resumers", *reversed([p for p in POINTS if p != "racing-resumers"])]
+    results = run_plan([(target, point) for point in order], SETTINGS, Runtime(forks=agent_forks), jobs=jobs)
+    assert [r.point for r in results] == order
+    first, *later = results
+    assert first.verdict is Verdict.FAIL and first.evidence["without_fault"] is True
+    assert first.message.startswith("without any fault: a clean approval"), first.message
+    for result in later:
+        assert result.evidence.get("moot") == order[0], (result.point, result.message)
+        assert result.message == f"moot: the clean run already failed without any fault (see {order[0]})"
+
+
+def test_a_notebooks_shuffled_lines_give_the_clean_runs_fail_to_the_first_line(approval_framework, agent_forks):
+    # Seed 0 runs racing-resumers first (random.Random(0) shuffles 5 lines to [2, 1, 0, 4, 3]); the record's first
+    # line, approve-elsewhere, still holds the FAIL, so a record reads the same whatever the seed.
+    from dataclasses import replace
+
+    from plugpull.report.kernel import notebook
+
+    target = replace(approval_framework("pauses-again"), scenario="resume-after-approval")
+    results, _ = notebook.run_lines([target], list(POINTS), repeats=1, seed=0, timeout=30)
+    first, *later = results
+    assert first.point == "approve-elsewhere" and first.evidence["without_fault"] is True, first.message
+    assert [r.evidence.get("moot") for r in later] == ["approve-elsewhere"] * 4
+
+
+def test_a_later_point_alone_fails_without_any_fault_when_the_clean_approval_pauses_again(
+    approval_framework, agent_forks
+):
+    result = run_point(approval_framework("pauses-again"), "killed-after-effect", SETTINGS, Runtime(forks=agent_forks))
+    assert (result.verdict, result.message) == (
+        Verdict.FAIL,
+        "without any fault: a clean approval (start + approve, no fault): effect lost: the run paused again instead "
+        "of running the approved tool (approve exited 5); the provider saw no effect",
+    )
+    assert result.evidence["without_fault"] is True and "moot" not in result.evidence
+    assert "paused for approval again" in result.stderr  # the clean approval's
+
+
+def test_a_recover_that_pauses_again_says_so_with_the_counts(approval_framework, judged):
+    before = judged(approval_framework("recover-pauses-again"), "killed-before-effect")
+    assert before.message == (
+        "effect lost: the run paused again instead of running the approved tool (recover exited 5); "
+        "the provider saw 0 refund (expected 1)"
+    )
+    after = judged(approval_framework("recover-pauses-again"), "killed-after-effect")
+    assert after.message == (
+        "the run paused again instead of finishing (recover exited 5); the provider saw exactly 1 refund"
+    )

@@ -116,7 +116,7 @@ def test_the_built_in_target_runs_the_swap_and_the_control():
 @pytest.mark.parametrize("boundary", ["open-payment 1", "checkpoint-save 1"])
 def test_killed_before_the_first_checkpoint_resume_starts_the_run_over_from_its_input(name, boundary):
     # Nothing durable exists yet: run(checkpoint_id=...) would have nothing to restore, so the app runs
-    # its input again (before issue 20 it exited 2 and the boundary map read the line as stuck).
+    # its input again (before, it exited 2 and the boundary map read the line as stuck).
     settings = Settings(timeout=60, boundaries=(boundary,))
     (result,) = run_scenario(
         REGISTRY.adopt("every-boundary", variant(name)), ["before"], settings=settings, runtime=RUNTIME

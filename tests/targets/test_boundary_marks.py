@@ -48,7 +48,7 @@ def test_agent_frameworks_checkpoint_saves_are_boundaries(forked):
 @shared_forks.group_of_built_in("langgraph")
 def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting_the_input_again(forked):
     # Nothing of the run was saved: invoke(None, config) would raise EmptyInputError (by design,
-    # langgraph/pregel/_loop.py); the example resubmits its input, as a correct app does (issue 20).
+    # langgraph/pregel/_loop.py); the example resubmits its input, as a correct app does.
     target = variant("langgraph", durability="sync", key="none")
     settings = Settings(timeout=120, boundaries=("checkpoint-save 1",))
     (result,) = suite.run_scenario(target, ["before"], settings=settings, runtime=forked)
@@ -59,7 +59,7 @@ def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting
 @requires("agents")
 @shared_forks.group_of_built_in("openai-agents-approval")
 def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_died_before_saving_it(forked):
-    # Issue 20: killed before its state-save, approve recorded nothing; the run is still paused and
+    # killed before its state-save, approve recorded nothing; the run is still paused and
     # recover approves paused.json again (a durable approval inbox redelivers), so the refund happens once.
     target = variant("openai-agents-approval", design="plain")
     settings = Settings(timeout=120, boundaries=("state-save 1",))

@@ -35,7 +35,7 @@ def test_restoring_the_saved_state_runs_the_finished_method_again_so_even_its_ke
 
 
 def test_resume_of_a_finished_run_reports_its_result_and_refunds_nothing(forked):
-    # The recovery protocol plugpull checks first (issue 22): restoring a finished flow would run it again,
+    # The recovery protocol plugpull checks first: restoring a finished flow would run it again,
     # so the app remembers the run ended (tests/targets/test_recovery_protocol.py, in CrewAI's environment).
     from plugpull import checks
     from plugpull.evidence import KillEvidence, Outcome

@@ -72,12 +72,15 @@ def test_the_agent_scripts_import_plugpull_client_and_other_agent_scripts_only()
     for stem in sorted(agent_side):
         imported = plugpull_imports(package / f"{stem}.py")
         assert "plugpull.client" in imported or stem.endswith("_support"), stem
-        # plugpull.postgres: the -postgresql targets' database per run (standard library only, like the client).
-        others = imported - {"plugpull.client", "plugpull.postgres"}
+        # plugpull.postgres: the -postgresql targets' database per run; plugpull.temporal: the temporal target's dev
+        # server (standard library only, like the client).
+        others = imported - {"plugpull.client", "plugpull.postgres", "plugpull.temporal"}
         assert {m.rsplit(".", 1)[-1] for m in others} <= agent_side, (stem, others)
         assert all(m.startswith("plugpull.targets.") for m in others), (stem, others)
 
 
-def test_the_agent_side_database_helper_imports_nothing_of_plugpull():
-    path = Path(importlib.util.find_spec("plugpull.postgres").origin)
-    assert plugpull_imports(path) == set()
+def test_the_agent_side_server_helpers_import_only_the_client_of_plugpull():
+    # Standard library and the client (itself standard library only): their errors share the client's PlugpullError.
+    for helper in ("plugpull.postgres", "plugpull.temporal"):
+        path = Path(importlib.util.find_spec(helper).origin)
+        assert plugpull_imports(path) <= {"plugpull.client"}, helper

@@ -36,7 +36,7 @@ def test_without_a_key_the_killed_task_runs_again_and_refunds_twice_after_the_ef
 
 def test_a_key_drawn_in_the_finished_task_is_replayed_from_the_checkpoint_so_one_refund(forked):
     # The kill waits for the draft's background write to land (draft=saved): without that wait the
-    # line races it, and a busy machine once killed the refund first (issue 20).
+    # line races it, and a busy machine once killed the refund first.
     target = variant("langgraph-functional", key="checkpointed", draft="saved")
     for result in run_scenario(target, ["after-effect"], settings=SETTINGS, runtime=forked):
         assert result.verdict is Verdict.PASS, (result.point, result.message, result.stderr)

@@ -34,8 +34,17 @@ def test_a_second_answer_is_refused_because_the_saved_run_is_no_longer_running(f
 
 def test_racing_approvers_that_restore_the_same_waiting_context_each_run_the_step(forked):
     result = run_point(TARGET, "racing-resumers", SETTINGS, forked)
-    assert result.verdict is Verdict.FAIL, (result.message, result.stderr)
-    assert result.evidence["counts"]["refund"] >= 2
+    # A timing line: resume-after-approval-more-frameworks claims a FAIL rate in [0.8, 1] with 1 to 5 refunds (an
+    # approver that restores the context after another answered finds no waiting request). One sample: either
+    # outcome is held to its shape.
+    outcomes, refunds = result.evidence["racer_outcomes"], result.evidence["counts"]["refund"]
+    ran = outcomes.get("ran the tool", 0) + outcomes.get("ran the tool, crashed", 0)
+    assert result.evidence["gated"] == 5 and ran == refunds, (outcomes, result.message)
+    if result.verdict is Verdict.PASS:
+        assert refunds == 1, (result.message, result.stderr)
+    else:
+        assert result.verdict is Verdict.FAIL and refunds >= 2, (result.message, result.stderr)
+        assert result.message.startswith(f"{refunds} of 5 approvers ran the approved tool"), result.message
 
 
 def test_a_recovery_after_a_kill_inside_the_approved_step_answers_again_and_refunds_again(forked):

@@ -1,4 +1,4 @@
-"""Every built-in kill-mid-tool target keeps the recovery protocol plugpull checks first (issue 22).
+"""Every built-in kill-mid-tool target keeps the recovery protocol plugpull checks first.
 
 ``resume`` on the state a finished clean run left is the documented no-op: exit 0, the run's result
 again, no new effect (checks.check_finished_resume). A built-in that broke it would turn each of its

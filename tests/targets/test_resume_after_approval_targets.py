@@ -38,9 +38,20 @@ def test_langgraph_lets_every_racing_approver_and_a_recovery_refund_again(forked
         # A second Command(resume=...) after the run finished runs nothing.
         assert line["double-resume"].message.startswith("the second approval was a no-op")
         racing = line["racing-resumers"]
-        assert racing.verdict is Verdict.FAIL and racing.evidence["gated"] == 5
-        assert racing.evidence["counts"]["refund"] >= 2
-        assert [n["url"] for n in racing.notes] == [LANGGRAPH_INTERRUPTS, LANGGRAPH_DOUBLE_TEXTING, LANGGRAPH_6663]
+        assert racing.evidence["gated"] == 5, racing.message
+        # A race, one sample: released together at the gate, an approver that loads the checkpoint after another
+        # finished its resume finds no pending interrupt and runs nothing (as double-resume does). Either outcome is
+        # held to its shape; the claim's records say how often which (findings/resume-after-approval).
+        outcomes, refunds = racing.evidence["racer_outcomes"], racing.evidence["counts"]["refund"]
+        assert outcomes.get("ran the tool", 0) == refunds, (outcomes, racing.message)
+        if racing.verdict is Verdict.PASS:
+            assert (refunds, outcomes) == (1, {"ran the tool": 1, "no-op": 4}), racing.message
+            assert racing.notes == []
+        else:
+            assert racing.verdict is Verdict.FAIL and refunds >= 2, racing.message
+            assert set(outcomes) <= {"ran the tool", "no-op"}, outcomes
+            assert racing.message.startswith(f"{refunds} of 5 approvers ran the approved tool"), racing.message
+            assert [n["url"] for n in racing.notes] == [LANGGRAPH_INTERRUPTS, LANGGRAPH_DOUBLE_TEXTING, LANGGRAPH_6663]
         assert line["killed-before-effect"].verdict is Verdict.PASS, line["killed-before-effect"].message
         after = line["killed-after-effect"]
         assert after.evidence["approvals"][0]["outcome"]["returncode"] == -signal.SIGKILL
@@ -109,7 +120,7 @@ def test_fastaiagent_refuses_a_second_approval_but_a_killed_approval_leaves_the_
 
 @shared_forks.group_of_built_in("openai-agents-approval")
 def test_an_agents_sdk_app_that_claims_the_stored_pause_and_keys_the_refund_refunds_once_at_every_point(openai_agents):
-    # Issue 20: the plain design's FAILs are the app's; the SDK allows this one (an atomic claim of the
+    # the plain design's FAILs are the app's; the SDK allows this one (an atomic claim of the
     # stored pause, ToolContext.tool_call_id as the refund's key, kept in the saved RunState).
     line = {point: openai_agents[("claim-and-key", point)] for point in POINTS}
     for point, result in line.items():

@@ -1,4 +1,4 @@
-"""Sibling tool calls (issue 14) with real frameworks and SIGKILL: the kill lands in charge_card while
+"""Sibling tool calls with real frameworks and SIGKILL: the kill lands in charge_card while
 send_email, asked for in the same model turn, is finished or held too."""
 
 import pytest
@@ -59,7 +59,7 @@ def test_the_kill_lands_in_charge_card_beside_the_sibling_in_the_asked_state(nam
 @requires("agents")
 @shared_forks.group_of_built_in("openai-agents-siblings")
 def test_a_finished_send_email_is_sent_again_only_when_the_app_saved_before_it_ran(approval, point, emails, forked):
-    # Issue 20: the SDK skips a call whose output is in the restored RunState (_function_output_exists).
+    # the SDK skips a call whose output is in the restored RunState (_function_output_exists).
     # approval=both saves the approved state before either tool runs; approval=charge_card lets send_email
     # run before the pause, so its output is in the saved state.
     (target,) = [

@@ -7,6 +7,9 @@ A new process resumes with invoke(None, config) (the message again if the thread
 is PASS. A finished task's result is saved by put_writes in the background while the next task runs: --draft
 aims the kill at that write: "unsaved" blocks it until the kill, "saved" waits for it, "raced" for nothing.
 --fork imports LangGraph once and forks each phase from this process.
+
+Last stdout line: one JSON object. Exit 0: the refund row was inserted once and resume finished; 1: it was
+inserted 0 or 2+ times, or resume failed; 2: did not run as designed.
 """
 
 import argparse

@@ -1,4 +1,4 @@
-"""Witness for openai/openai-agents-python#4775, with nothing but the OpenAI Agents SDK.
+"""OpenAI Agents SDK (no plugpull): a Session write that loses its ack stores the staged input twice (#4775).
 
 A run pauses on a tool that needs approval; the app stages input with RunState.add_input, approves,
 and runs the state again with a SQLiteSession. The Session stores the staged input, then raises (a
@@ -12,7 +12,8 @@ serialization, resume, and replay-safe retries: the staged input's occurrences a
 --fork forks the retry from this process (the Agents SDK imported once) before the failed run, held until
 the retry is due, instead of starting a new interpreter for it.
 
-Last stdout line: one JSON object. Exit 0 PASS (stored once), 1 FAIL (any other count), 2 ERROR.
+Last stdout line: one JSON object. Exit 0: the Session holds the staged input once; 1: it holds it 0 or 2+ times;
+2: did not run as designed.
 """
 
 from __future__ import annotations

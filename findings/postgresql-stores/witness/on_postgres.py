@@ -47,11 +47,72 @@ def check(argv: list[str]) -> None:
         raise RuntimeError(f"{Path(argv[argv.index('--') + 1 if '--' in argv else 0]).name}: {done.stderr[-300:]}")
 
 
+def without_repeat(argv: list[str]) -> list[str]:
+    """``argv`` without its ``--repeat N`` (or ``--repeat=N``): the arguments of one run."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--repeat":
+            skip = True
+        elif not arg.startswith("--repeat="):
+            out.append(arg)
+    return out
+
+
+def repeated(argv: list[str], n: int) -> int:
+    """--repeat N: this script N times with ``argv``, each run a new process as a run without --repeat is; one line
+    per run, then the count and rate of FAIL runs as the last line (JSON). Exit 1 if any run failed, 0 if all
+    passed, 2 otherwise. A race fails in some runs only: one run is one sample of a rate."""
+    tally = {"PASS": 0, "FAIL": 0, "ERROR": 0}
+    last: dict = {}
+    for i in range(n):
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), *argv], capture_output=True, text=True)
+        lines = [line for line in done.stdout.splitlines() if line.strip()]
+        try:
+            out = json.loads(lines[-1]) if lines else {}
+        except ValueError:
+            out = {}
+        out = out if isinstance(out, dict) else {}
+        verdict = out.get("verdict") if out.get("verdict") in ("PASS", "FAIL") else "ERROR"
+        tally[verdict] += 1
+        last = out or last
+        why = f": {str(out.get('did') or done.stderr.strip()[-300:])[:300]}" if verdict == "ERROR" else ""
+        print(
+            f"run {i + 1}/{n}: {verdict} {json.dumps(out.get('counts') or {})} (exit {done.returncode}){why}",
+            flush=True,
+        )
+    failed, finished = tally["FAIL"], tally["PASS"] + tally["FAIL"]
+    rate = f"{100 * failed / finished:.0f} %" if finished else "no run finished"
+    verdict = "FAIL" if failed else "PASS" if tally["PASS"] == n else "ERROR"
+    summary = {
+        "witness": last.get("witness"),
+        "framework": last.get("framework"),
+        "version": last.get("version"),
+        "verdict": verdict,
+        "repeat": {"runs": n, **tally},
+        "did": f"FAIL in {failed} of {finished} finished runs ({rate}); {tally['ERROR']} did not run as designed",
+    }
+    print(json.dumps(summary))
+    return {"PASS": 0, "FAIL": 1}.get(verdict, 2)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("witness")
     parser.add_argument("--driver", help="SQLAlchemy driver to name in the URL (asyncpg)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run it N times, each on a server of its own, and print how many failed (a race: one run is one sample)",
+    )
     args, rest = parser.parse_known_args()
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if args.repeat > 1:
+        return repeated(without_repeat(sys.argv[1:]), args.repeat)
     script = (Path(__file__).parent / args.witness).resolve()
     # As root the server runs as postgres, which cannot enter a private TMPDIR (the witness runner's is 0700).
     base = tempfile.gettempdir()

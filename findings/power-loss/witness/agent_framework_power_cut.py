@@ -46,6 +46,14 @@ from pathlib import Path
 
 from agent_framework import FileCheckpointStorage, step, workflow
 
+#: What this script simulates and how, in a maintainer's words (a bundle's ISSUE.md shows it first).
+SIMULATES = (
+    "The power cut is simulated, not real: the script logs every fsync the process makes, SIGKILLs it right after "
+    "the first charge, then removes from the checkpoint folder what a power cut would lose under the POSIX crash "
+    "model (ALICE, OSDI '14; CrashMonkey, OSDI '18): --cut lazyfs empties every file that was never fsynced, "
+    "--cut namespace removes every name whose directory was never fsynced, --cut unsynced (the default) does both, "
+    "--cut none nothing (a plain kill)"
+)
 WORKFLOW_NAME = "checkout_two_orders"
 ORDERS = ["A", "B"]
 STATE = {"phase": "start", "ledger": Path("ledger.jsonl")}

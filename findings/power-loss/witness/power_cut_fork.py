@@ -2,7 +2,7 @@
 
 Not a witness: adk_power_cut.py, dbos_power_cut.py and pydantic_ai_power_cut.py import it, as they run cutfs.py,
 from beside them (a script's own folder is first on ``sys.path``). None of them backs a ``bug`` claim, so no bundle
-has to copy them alone (docs/DECISIONS.md, "Issue 21: one shape").
+has to copy them alone (docs/DECISIONS.md, "The test suite").
 """
 
 from __future__ import annotations

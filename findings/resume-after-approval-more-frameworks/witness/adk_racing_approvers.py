@@ -276,6 +276,56 @@ def prefork(modules: tuple[str, ...]) -> str | None:
     return None
 
 
+def without_repeat(argv: list[str]) -> list[str]:
+    """``argv`` without its ``--repeat N`` (or ``--repeat=N``): the arguments of one run."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--repeat":
+            skip = True
+        elif not arg.startswith("--repeat="):
+            out.append(arg)
+    return out
+
+
+def repeated(argv: list[str], n: int) -> int:
+    """--repeat N: this script N times with ``argv``, each run a new process as a run without --repeat is; one line
+    per run, then the count and rate of FAIL runs as the last line (JSON). Exit 1 if any run failed, 0 if all
+    passed, 2 otherwise. A race fails in some runs only: one run is one sample of a rate."""
+    tally = {"PASS": 0, "FAIL": 0, "ERROR": 0}
+    last: dict = {}
+    for i in range(n):
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), *argv], capture_output=True, text=True)
+        lines = [line for line in done.stdout.splitlines() if line.strip()]
+        try:
+            out = json.loads(lines[-1]) if lines else {}
+        except ValueError:
+            out = {}
+        out = out if isinstance(out, dict) else {}
+        verdict = out.get("verdict") if out.get("verdict") in ("PASS", "FAIL") else "ERROR"
+        tally[verdict] += 1
+        last = out or last
+        why = f": {str(out.get('did') or done.stderr.strip()[-300:])[:300]}" if verdict == "ERROR" else ""
+        print(
+            f"run {i + 1}/{n}: {verdict} {json.dumps(out.get('counts') or {})} (exit {done.returncode}){why}",
+            flush=True,
+        )
+    failed, finished = tally["FAIL"], tally["PASS"] + tally["FAIL"]
+    rate = f"{100 * failed / finished:.0f} %" if finished else "no run finished"
+    verdict = "FAIL" if failed else "PASS" if tally["PASS"] == n else "ERROR"
+    summary = {
+        "witness": last.get("witness"),
+        "framework": last.get("framework"),
+        "version": last.get("version"),
+        "verdict": verdict,
+        "repeat": {"runs": n, **tally},
+        "did": f"FAIL in {failed} of {finished} finished runs ({rate}); {tally['ERROR']} did not run as designed",
+    }
+    print(json.dumps(summary))
+    return {"PASS": 0, "FAIL": 1}.get(verdict, 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--session", choices=("sqlite", "database"), default="sqlite")
@@ -287,11 +337,22 @@ def main(argv: list[str] | None = None) -> int:
         help="fork the start and approver processes from this one after one ADK import (Linux; default: each is a "
         "new interpreter, as the records ran)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run it N times (each a new process, as one run) and print how many failed: it races, one run is one sample",
+    )
     parser.add_argument("--phase", choices=("start", "approve"), help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.phase:
         return asyncio.run(child(args))
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if args.repeat > 1:
+        return repeated(without_repeat(sys.argv[1:] if argv is None else argv), args.repeat)
     if args.approvers < 2:
         parser.error("--approvers must be at least 2")
     if args.fork and sys.platform != "linux":

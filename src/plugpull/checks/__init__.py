@@ -17,17 +17,20 @@ from plugpull.checks.completion import (
 from plugpull.checks.every_boundary import judge_every_boundary, prove_boundary_kill
 from plugpull.checks.judgement import (
     CLOSE_AFTER_KILL_LIMIT,
+    WITHOUT_FAULT,
     Judgement,
     check_outlived,
     error,
     judge_effects,
     last_line,
     prove_held_kill,
+    without_fault,
 )
 from plugpull.checks.kill_mid_tool import check_clean_run, judge_kill_mid_tool, prove_kill, prove_saves
 from plugpull.checks.lost_session_write import judge_items, judge_lost_session_write, prove_probe, prove_store_fault
 from plugpull.checks.power_loss import describe_losses, judge_power_loss, prove_power_cut
 from plugpull.checks.resume_after_approval import (
+    PAUSED_AGAIN_EXIT,
     REFUSED_EXIT,
     check_clean_approval,
     check_paused,
@@ -39,9 +42,13 @@ from plugpull.checks.resume_after_approval import (
     racer_outcomes,
 )
 from plugpull.checks.resume_after_upgrade import REFUSED, check_releases, judge_resume_after_upgrade
+from plugpull.checks.tool_error import judge_tool_error
 
 __all__ = [
     "CLOSE_AFTER_KILL_LIMIT",
+    "PAUSED_AGAIN_EXIT",
+    "WITHOUT_FAULT",
+    "without_fault",
     "NOT_CHECKED",
     "check_golden",
     "completion_problem",
@@ -82,4 +89,5 @@ __all__ = [
     "lost_from",
     "prove_cancel",
     "prove_store_fault",
+    "judge_tool_error",
 ]

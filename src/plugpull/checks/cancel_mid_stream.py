@@ -16,7 +16,15 @@ from typing import Any
 
 from plugpull.checks.completion import check_golden, with_completion
 from plugpull.checks.history import request_problem
-from plugpull.checks.judgement import Judgement, check_outlived, check_recovering, error, judge_effects, last_line
+from plugpull.checks.judgement import (
+    Judgement,
+    check_outlived,
+    check_recovering,
+    error,
+    judge_effects,
+    last_line,
+    without_fault,
+)
 from plugpull.evidence import CancelEvidence, CancelRun, Outcome
 from plugpull.results import Verdict
 
@@ -48,7 +56,9 @@ def check_clean_cancel_run(clean: CancelRun | None, timeout: float) -> Judgement
     twice = {n: c for n, c in clean.counts.items() if c != 1}
     if twice:
         listed = ", ".join(f"{c} {n}" for n, c in twice.items())
-        return error(f"a clean run (no cancel) already recorded {listed} over its two turns", show="clean")
+        return without_fault(
+            f"effect duplicated: a clean run (no cancel) already recorded {listed} over its two turns (expected 1)"
+        )
     return check_golden(clean.results, "the clean run's next turn (no cancel)")
 
 

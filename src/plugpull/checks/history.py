@@ -5,7 +5,7 @@ A conversation is a neutral list of messages, each a dict: ``role`` ("system", "
 message ``tool_call_id``. An agent reports the history it sends its model (``client.check_model_request``)
 and the one its framework saved (``client.record_conversation``) in this shape (docs/agent-protocol.md).
 
-A cancelled stream can leave a history that the next request's model call is refused for (issue 23):
+A cancelled stream can leave a history that the next request's model call is refused for:
 an assistant message whose tool call has no result, a tool result whose call is not there (its
 assistant message was never saved), or two assistant turns in a row. :func:`request_problem` names the
 first such shape and which provider rule refuses it; the scripted models of plugpull's targets are

@@ -24,6 +24,25 @@ class Judgement:
     message: str
     # Which process's stderr belongs under the line: "clean", "start", "resume" or "".
     show: str = ""
+    # A FAIL of the clean (fault-free) run itself: it already breaks what the line checks, so no fault is
+    # needed to show the bug. The scenario keeps it on one line of the target and makes the target's other
+    # lines moot (scenarios.settle); docs/agent-protocol.md, "A bug that shows without any fault".
+    without_fault: bool = False
+    # A moot line: the point whose line holds the clean run's FAIL (verdict FAIL, never PASS, never ERROR).
+    moot: str = ""
+
+
+#: The prefix of a FAIL the clean run already shows (Judgement.without_fault).
+WITHOUT_FAULT = "without any fault: "
+
+
+def without_fault(message: str, show: str = "clean") -> Judgement:
+    """The clean run (no fault) already breaks what the line checks: a FAIL, with no fault needed to show it.
+
+    Only for a property the line judges (an effect lost or done twice, an approval refused or paused again):
+    a clean run that crashes, hangs or breaks the protocol proves nothing and stays ERROR.
+    """
+    return Judgement(Verdict.FAIL, WITHOUT_FAULT + message, show, without_fault=True)
 
 
 def error(message: str, show: str = "start") -> Judgement:
@@ -123,6 +142,23 @@ def judge_effects(counts: dict[str, int]) -> Judgement:
     if parts:
         return Judgement(Verdict.FAIL, "; ".join(parts))
     return Judgement(Verdict.PASS, "the provider saw exactly 1 " + ", 1 ".join(counts))
+
+
+#: An approval agent's ``approve`` or ``recover`` exits with this when the run ended paused at an approval
+#: again instead of finished: the approved tool did not run to the end (docs/agent-protocol.md).
+PAUSED_AGAIN_EXIT = 5
+
+
+def paused_again(phase: str, counts: dict[str, int]) -> str:
+    """What a phase that exited PAUSED_AGAIN_EXIT did, with the counts: a lost effect when one is missing."""
+    effects = judge_effects(counts) if counts else Judgement(Verdict.FAIL, "the provider saw no effect")
+    said = f"({phase} exited {PAUSED_AGAIN_EXIT})"
+    if not counts or any(c == 0 for c in counts.values()):
+        return (
+            f"effect lost: the run paused again instead of running the approved tool {said}; "
+            + effects.message.removeprefix("effect lost: ")
+        )
+    return f"the run paused again instead of finishing {said}; {effects.message}"
 
 
 def last_line(text: str, limit: int = 200) -> str:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
 from plugpull.checks.judgement import (
+    PAUSED_AGAIN_EXIT,
     Judgement,
     check_outlived,
     check_recovering,
     error,
     judge_effects,
     last_line,
+    paused_again,
     prove_held_kill,
+    without_fault,
 )
 from plugpull.checks.protocol import STATE_OUTSIDE_WORKDIR, usage_refused
 from plugpull.evidence import KillEvidence
@@ -52,7 +55,7 @@ def prove_saves(ev: KillEvidence) -> Judgement | None:
     "withheld": its N-th "before" mark was held by the provider, from the killed group, and still
     open at the kill, so that save had not happened; "landed": its N-th "after" mark had arrived,
     from the killed group, so N such saves had finished. Otherwise the line is not the one asked
-    for: ERROR, never PASS or FAIL (issue 20).
+    for: ERROR, never PASS or FAIL.
     """
     if not ev.save_specs:
         return None
@@ -130,7 +133,7 @@ def redone(calls: list[dict]) -> list[str]:
 
     With parallel tool calls the kill lands in one tool while another's effect is already done;
     a framework that re-runs the whole step repeats that one too, and the count alone would
-    blame the held effect (issue 12).
+    blame the held effect.
     """
     done = {
         c["name"]
@@ -161,9 +164,12 @@ def check_clean_run(ev: KillEvidence) -> Judgement | None:
     if start.timed_out:
         where = "finish" if clean.calls else "reach the tool"
         return error(f"a clean run (no kill) did not {where} within {ev.start_timeout:g}s (killed)", show="clean")
-    refused = usage_refused(start, "start")
+    refused = usage_refused(start, clean.phase)
     if refused is not None:
         return error(refused.message, show="clean")
+    if clean.phase == "approve" and start.returncode == PAUSED_AGAIN_EXIT:
+        # An approval agent's clean approval already lost its tool: a FAIL that needs no kill.
+        return without_fault(f"a clean approval (no kill): {paused_again('approve', clean.counts)}")
     if start.returncode != 0:
         return error(f"a clean run (no kill) ended ({start.describe_exit()})", show="clean")
     if not clean.counts:
@@ -171,23 +177,23 @@ def check_clean_run(ev: KillEvidence) -> Judgement | None:
     twice = {n: c for n, c in clean.counts.items() if c != 1}
     if twice:
         listed = ", ".join(f"{c} {n}" for n, c in twice.items())
-        return error(
-            f"a clean run (no kill) already recorded {listed}: the target asks for one effect more than once "
-            "(a retry without a key?), so counts after a crash would prove nothing",
-            show="clean",
+        return without_fault(
+            f"effect duplicated: a clean run (no kill) already recorded {listed} (expected 1): the target asks "
+            "for one effect more than once (a retry without a key?)"
         )
     return check_golden(ev.golden, "a clean run (no kill)") or check_finished_resume(clean)
 
 
 def check_finished_resume(clean) -> Judgement | None:
-    """None when ``resume`` on the state a finished clean run left was the documented no-op (issue 22).
+    """None when ``resume`` on the state a finished clean run left was the documented no-op.
 
     A wrapper that cannot resume at all (a missing script, the wrong checkpoint file, an unknown
     subcommand) would otherwise crash after every kill and read as the framework's recovery failing.
     Not a no-op: it exited non-zero, hung, left a process behind, reported no result when the clean
     run reported one, or asked for an effect the finished run had not done. Then no kill can be
-    judged: every line of the target is this ERROR. A resume that works here and crashes after a
-    kill stays a FAIL: that crash is the recovery's.
+    judged: every line of the target is this ERROR. But new effects break what every line checks
+    (each effect exactly once) with no kill at all: FAIL "without any fault" (``without_fault``).
+    A resume that works here and crashes after a kill stays a FAIL: that crash is the recovery's.
     """
     resumed = clean.finished_resume
     if resumed is None:
@@ -209,7 +215,12 @@ def check_finished_resume(clean) -> Judgement | None:
         why = "it exited 0 without a result (start's clean run reported one)"
     elif any(clean.finished_effects.values()):
         made = ", ".join(f"{n} {name}" for name, n in clean.finished_effects.items() if n)
-        why = f"it made new effects: {made}"
+        said = last_line(resumed.stderr)
+        return without_fault(
+            f"effect duplicated: resume on the finished clean run (no kill) made new effects: {made}"
+            + (f": {said}" if said else ""),
+            show="clean-resume",
+        )
     if why is None:
         return None
     said = last_line(resumed.stderr)
@@ -240,6 +251,8 @@ def judge_resume(ev: KillEvidence) -> Judgement:
     refused = usage_refused(resume, "resume")
     if refused is not None:
         return refused
+    if ev.recovery == "recover" and resume.returncode == PAUSED_AGAIN_EXIT:
+        return Judgement(Verdict.FAIL, paused_again("recover", counts), "resume")
     if resume.returncode != 0:
         effects = judge_effects(counts)
         return Judgement(Verdict.FAIL, f"resume crashed ({resume.describe_exit()}); {effects.message}", "resume")

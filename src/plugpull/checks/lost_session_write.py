@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plugpull.checks.judgement import Judgement, check_outlived, error
+from plugpull.checks.judgement import Judgement, check_outlived, error, without_fault
 from plugpull.checks.protocol import usage_refused
 from plugpull.evidence import StoreEvidence, StoreProbe
 from plugpull.results import Verdict
@@ -27,9 +27,9 @@ def prove_probe(probe: StoreProbe) -> Judgement | None:
     twice = {k: c for k, c in probe.session.items() if c >= 2}
     if twice:
         listed = ", ".join(f"{_short(k)} x{c}" for k, c in twice.items())
-        return error(
-            f"probe: the target duplicates without a fault: with every store call answered the store holds {listed}, "
-            "so a duplicate after a fault would prove nothing"
+        return without_fault(
+            f"item duplicated: the probe (every store call answered) already stores {listed}",
+            show="start",
         )
     return None
 

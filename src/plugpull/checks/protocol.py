@@ -1,4 +1,4 @@
-"""Evidence that the agent, not its framework, broke the protocol: hints and ERRORs (issue 12).
+"""Evidence that the agent, not its framework, broke the protocol: hints and ERRORs.
 
 A user's first run often fails on the protocol (docs/agent-protocol.md) rather than on a crash
 recovery: a command without the phase subcommand, state kept where the next run finds it.

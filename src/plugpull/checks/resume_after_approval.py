@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from plugpull.checks.completion import check_golden, with_completion
 from plugpull.checks.judgement import (
+    PAUSED_AGAIN_EXIT,
     Judgement,
     check_outlived,
     check_recovering,
     error,
     judge_effects,
     last_line,
+    paused_again,
     prove_held_kill,
+    without_fault,
 )
 from plugpull.checks.protocol import usage_refused
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
@@ -57,11 +60,18 @@ def _effects(counts: dict[str, int]) -> Judgement:
 def _approval_exit(outcome: Outcome) -> str:
     if outcome.returncode == REFUSED_EXIT:
         return f"refused (exit {REFUSED_EXIT})"
+    if outcome.returncode == PAUSED_AGAIN_EXIT:
+        return f"paused again (exit {PAUSED_AGAIN_EXIT})"
     return outcome.describe_exit()
 
 
 def judge_approve_elsewhere(ev: ApprovalEvidence) -> Judgement:
-    """Restored from the framework's store alone, in another process, one approval: exactly 1 effect."""
+    """Restored from the framework's store alone, in another process, one approval: exactly 1 effect.
+
+    Its FAILs of a property (the approval refused, the run paused again, an effect lost or done twice) are
+    marked ``without_fault``: no fault was needed, so the target's other lines are moot (scenarios.settle).
+    A crash or a hang is a FAIL of this line only; the other points then prove nothing (ERROR).
+    """
     unproven = check_paused(ev)
     if unproven is not None:
         return unproven
@@ -91,19 +101,31 @@ def judge_approve_elsewhere(ev: ApprovalEvidence) -> Judgement:
             f"the framework refused the approval of a run paused in another process (exit {REFUSED_EXIT}: "
             f"{last_line(approve.stderr)}); {effects.message}",
             "approve",
+            without_fault=True,
         )
+    if approve.returncode == PAUSED_AGAIN_EXIT:
+        return Judgement(Verdict.FAIL, paused_again("approve", _owed(ev)), "approve", without_fault=True)
     if approve.returncode != 0:
         return Judgement(Verdict.FAIL, f"approve crashed ({approve.describe_exit()}); {effects.message}", "approve")
+    if effects.verdict is Verdict.FAIL:
+        return Judgement(Verdict.FAIL, effects.message, "approve", without_fault=True)
     return effects
 
 
 def check_clean_approval(ev: ApprovalEvidence) -> Judgement | None:
-    """None when a fault-free start + approve of this target passed: it is what every other point builds on."""
+    """None when a fault-free start + approve of this target passed: it is what every other point builds on.
+
+    When it already broke what every point checks (refused, paused again, an effect lost or twice), the
+    point is FAIL "without any fault: ..." (``without_fault``); when it crashed, hung or broke the
+    protocol, nothing after a fault would say anything: ERROR.
+    """
     if ev.clean is None:
         return error("the clean approval (no fault) was not run", show="")
     clean = judge_approve_elsewhere(ev.clean)
     if clean.verdict is Verdict.PASS:
         return check_golden(ev.golden, "a clean approval (no fault)", show="")
+    if clean.without_fault:
+        return without_fault(f"a clean approval (start + approve, no fault): {clean.message}", show="clean")
     return error(f"a clean approval (no fault) did not pass, so this point proves nothing: {clean.message}", show="")
 
 
@@ -142,6 +164,13 @@ def judge_double_resume(ev: ApprovalEvidence) -> Judgement:
         )
     if effects.verdict is not Verdict.PASS:
         return Judgement(effects.verdict, f"second approval {_approval_exit(second)}; {effects.message}", "approve")
+    if second.returncode == PAUSED_AGAIN_EXIT:
+        return Judgement(
+            Verdict.FAIL,
+            f"the second approval left the finished run paused again (exit {PAUSED_AGAIN_EXIT}) instead of "
+            f"refusing (exit {REFUSED_EXIT}) or doing nothing (exit 0); {effects.message}",
+            "approve",
+        )
     if second.returncode == REFUSED_EXIT:
         return Judgement(Verdict.PASS, f"the second approval was refused (exit {REFUSED_EXIT}); {effects.message}")
     if second.returncode == 0:
@@ -180,7 +209,11 @@ def judge_racing_resumers(ev: ApprovalEvidence) -> Judgement:
     hung = [r for r in ev.approvals if r.outcome.timed_out]
     refused = [r for r in ev.approvals if not r.effect_calls and r.outcome.returncode == REFUSED_EXIT]
     noop = [r for r in ev.approvals if not r.effect_calls and r.outcome.returncode == 0]
-    crashed = [r for r in ev.approvals if r not in ran and r not in hung and r not in refused and r not in noop]
+    # A loser that leaves the run paused again may have saved that pause over the winner's finished run.
+    paused = [r for r in ev.approvals if not r.effect_calls and r.outcome.returncode == PAUSED_AGAIN_EXIT]
+    crashed = [
+        r for r in ev.approvals if r not in ran and r not in hung and r not in refused and r not in noop + paused
+    ]
     locked = [r for r in crashed if _database_locked(r.outcome)]
     crashed = [r for r in crashed if r not in locked]
     ran_crashed = [r for r in ran if not r.outcome.timed_out and r.outcome.returncode != 0]
@@ -189,6 +222,8 @@ def judge_racing_resumers(ev: ApprovalEvidence) -> Judgement:
         parts.append(f"{len(refused)} refused (exit {REFUSED_EXIT})")
     if noop:
         parts.append(f"{len(noop)} no-op (exit 0)")
+    if paused:
+        parts.append(f"{len(paused)} paused again (exit {PAUSED_AGAIN_EXIT})")
     if locked:
         parts.append(f"{len(locked)} {LOCKED}")
     if crashed:
@@ -198,7 +233,7 @@ def judge_racing_resumers(ev: ApprovalEvidence) -> Judgement:
     effects = _effects(_owed(ev))
     summary = ", ".join(parts) + "; " + effects.message
     winner_ok = len(ran) == 1 and ran[0].outcome.returncode == 0
-    if winner_ok and not crashed and not locked and not hung and effects.verdict is Verdict.PASS:
+    if winner_ok and not crashed and not locked and not hung and not paused and effects.verdict is Verdict.PASS:
         # The one approver that ran the tool finished the run: its result must be the golden one.
         return with_completion(
             Judgement(Verdict.PASS, summary),
@@ -253,6 +288,8 @@ def racer_outcomes(ev: ApprovalEvidence) -> dict[str, int]:
             kind = "refused"
         elif out.returncode == 0:
             kind = "no-op"
+        elif out.returncode == PAUSED_AGAIN_EXIT:
+            kind = "paused again"
         elif _database_locked(out):
             kind = LOCKED
         else:
@@ -280,6 +317,8 @@ def judge_killed_approval(ev: ApprovalEvidence) -> Judgement:
     effects = _effects(_owed(ev))
     if recover.timed_out:
         return Judgement(Verdict.FAIL, f"recover hung: killed after {ev.timeout:g}s; {effects.message}", "recover")
+    if recover.returncode == PAUSED_AGAIN_EXIT:
+        return Judgement(Verdict.FAIL, paused_again("recover", _owed(ev)), "recover")
     if recover.returncode != 0:
         why = last_line(recover.stderr) or "no output"
         return Judgement(

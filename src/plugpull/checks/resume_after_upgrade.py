@@ -31,14 +31,14 @@ def check_releases(ev: UpgradeEvidence) -> Judgement | None:
     """None when release A and release B each ran the target cleanly and owe the same effects; else the ERROR."""
     started = check_clean_run(replace(ev, golden=list(ev.clean.results) if ev.clean else []))
     if started is not None:
-        return Judgement(started.verdict, f"on the start release (A): {started.message}", started.show)
+        return replace(started, message=f"on the start release (A): {started.message}")
     if ev.clean_resume is None:
         return error("the clean run on the resume release (B) was not run", show="")
     on_b = check_clean_run(replace(ev, clean=ev.clean_resume, golden=list(ev.clean_resume.results)))
     if on_b is not None:
         # B's clean run is the only place a broken B environment shows before the resume: its output
         # goes under the line, as the clean run's.
-        return Judgement(on_b.verdict, f"on the resume release (B): {on_b.message}", "clean_resume")
+        return replace(on_b, message=f"on the resume release (B): {on_b.message}", show="clean_resume")
     owed_a, owed_b = sorted(ev.clean.counts), sorted(ev.clean_resume.counts)
     if owed_a != owed_b:
         return error(

@@ -37,7 +37,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from agents import Agent, Model, ModelResponse, Runner, function_tool, set_tracing_disabled
-from plugpull.client import announce, gate, import_present, record_effect, record_result  # plugpull
+from plugpull.client import PAUSED_AGAIN_EXIT, announce, gate, import_present, record_effect, record_result  # plugpull
 
 PAUSED, APPROVED = "paused.json", "approved.json"
 
@@ -110,6 +110,9 @@ async def approve(agent: Agent, where: Path) -> int:
     (where / APPROVED).write_text(json.dumps(state.to_json()))
     gate()  # plugpull: racing approvers are released together here
     result = await Runner.run(agent, state)
+    if result.interruptions:  # the approval did not reach the tool: the run paused again
+        log(f"paused again: {result.interruptions[0].name} needs approval")
+        return PAUSED_AGAIN_EXIT  # plugpull: docs/agent-protocol.md
     log(f"approved and finished: {result.final_output}")
     record_result({"answer": result.final_output})  # plugpull: the run's outcome, compared with the clean run's
     return 0
@@ -121,6 +124,9 @@ async def recover(agent: Agent, where: Path) -> int:
         return 1
     state = await RunState.from_json(agent, json.loads((where / APPROVED).read_text()))
     result = await Runner.run(agent, state)
+    if result.interruptions:
+        log(f"paused again: {result.interruptions[0].name} needs approval")
+        return PAUSED_AGAIN_EXIT  # plugpull
     log(f"recovered: {result.final_output}")
     record_result({"answer": result.final_output})  # plugpull: the run's outcome
     return 0

@@ -1,4 +1,4 @@
-"""plugpull in a pytest suite: crash-test the LangGraph refund agent (README, "In your pytest suite").
+"""plugpull in a pytest suite: crash-test the LangGraph refund agent (docs/pytest.md; README, "In your pytest suite").
 
     uv run pytest src/plugpull/examples/test_refund_agent.py
 

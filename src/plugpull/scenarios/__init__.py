@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,15 +33,16 @@ class Settings:
     """The options a run was given (the CLI's, a notebook's, a test's): plain values, nothing running.
 
     A scenario reads the first four; each reads the others it names in ``Scenario.options`` (or
-    ``holds_calls`` for ``hold``), and the CLI refuses an option that no selected scenario reads. What a
-    run builds as it goes (clean runs, fork servers) is its :class:`Runtime`'s.
+    ``holds_calls`` for ``hold``), and the CLI refuses an option that no selected scenario reads. A scenario's
+    own options (``Scenario.Options``, fields made with :func:`option`) are in ``options``, by scenario name:
+    ``Scenario.own(settings)`` reads them, its defaults where the run gave none. What a run builds as it goes
+    (clean runs, fork servers) is its :class:`Runtime`'s.
     """
 
     timeout: float = DEFAULT_TIMEOUT  # per phase: start reaching the fault, resume finishing
     keep_workdir: bool = False
     workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
-    racers: int = 5  # resume-after-approval, racing-resumers: approvers started at once
     hold: tuple[str, int] | None = None  # --hold NAME:N: the call a kill point holds; None: the first call
     # kill-mid-tool: --hold given more than once: one line per held call and point (the union); () none
     holds: tuple[tuple[str, int], ...] = ()
@@ -56,6 +57,18 @@ class Settings:
     seed: int | None = None  # every-boundary --seed S: the random kills' draws (None: unseeded, not replayable)
     # power-loss --power-cut VARIANT (plugpull.powercut.durability.Variant): what the cut loses
     power_cut: str = "unsynced"
+    # scenario name -> its Options (Scenario.Options): the options a scenario owns and adds itself (add_options)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def option(default: Any, flag: str, help: str, *, least: int | None = None, choices: tuple | None = None) -> Any:
+    """A field of a scenario's ``Options`` dataclass: its default, the flag that sets it and what it does.
+
+    ``Scenario.add_options`` adds ``flag`` to the command line from this (as a pytest plugin adds its own options
+    in ``pytest_addoption``), typed as the default is (a bool default is a switch); a notebook sets it by a parameter
+    named as the field. ``least``: the smallest whole number allowed; ``choices``: the values allowed.
+    """
+    return field(default=default, metadata={"flag": flag, "help": help, "least": least, "choices": choices})
 
 
 #: power-loss's --power-cut choices: plugpull.powercut.durability.Variant's values, named here so the
@@ -79,6 +92,24 @@ class Runtime:
         self.forks = forks
         self._once: dict[tuple, Any] = {}
         self._lock = threading.Lock()
+        self._planned: dict[str, list[str]] = {}
+
+    def plan(self, runs: list[tuple[Any, str]]) -> None:
+        """Remember each target's lines in the order they were planned (suite.run_plan, after expansion).
+
+        :func:`settle` gives a clean run's FAIL to the first planned line of the target, not to the first
+        line that happens to finish, so a run with -j says the same as one without.
+        """
+        with self._lock:
+            for target, line in runs:
+                lines = self._planned.setdefault(_plan_key(target), [])
+                if line not in lines:
+                    lines.append(line)
+
+    def planned(self, target: Any) -> list[str]:
+        """The lines planned for ``target``, in plan order; empty when no plan was given (a direct run_point)."""
+        with self._lock:
+            return list(self._planned.get(_plan_key(target), ()))
 
     def once(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """``compute()`` the first time ``key`` is asked for; its result every later time.
@@ -110,6 +141,11 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _plan_key(target: Any) -> str:
+    # A Target is frozen but holds lists and dicts (unhashable); equal targets have equal reprs.
+    return repr(target)
 
 
 @contextmanager
@@ -144,6 +180,50 @@ def result_ignore(target: Any, announced: list[dict]) -> list[str]:
     return list(dict.fromkeys(fields))
 
 
+def settle(
+    judgement: Any,
+    runtime: Runtime,
+    key: tuple,
+    point: str,
+    line: str | None = None,
+    *,
+    target: Any = None,
+) -> Any:
+    """The line's judgement once a clean run's FAIL (``Judgement.without_fault``) is counted once per target.
+
+    When the clean (fault-free) run already breaks what a line checks, one line of the target says so
+    (FAIL "without any fault: ..."): the first of ``target``'s lines in plan order (:meth:`Runtime.plan`; ``key``
+    names the target, its scenario and the settings its clean run depends on), or, with no plan, the first to
+    be judged; and every line of that point (``line``: the name its result line has, when that is not the
+    point, as lost-session-write's "probe"). The target's other lines are moot:
+    FAIL "moot: ...", naming that point, with no output under them, never PASS and never ERROR (no fault of
+    theirs could be judged; the exit code follows the FAIL rules). docs/agent-protocol.md.
+    """
+    from dataclasses import replace
+
+    from plugpull.results import Verdict
+
+    if not getattr(judgement, "without_fault", False):
+        return judgement
+
+    def first() -> tuple[str, str]:
+        planned = runtime.planned(target) if target is not None else []
+        owner = planned[0] if point in planned else point
+        return owner, line or owner
+
+    owner, name = runtime.once(("without-fault", *key), first)
+    if owner == point:
+        return judgement
+    return replace(
+        judgement,
+        verdict=Verdict.FAIL,
+        message=f"moot: the clean run already failed without any fault (see {name})",
+        show="",
+        without_fault=False,
+        moot=name,
+    )
+
+
 def make_result(
     scenario: str,
     target: Any,
@@ -166,6 +246,10 @@ def make_result(
     version = next((a.get("version") for a in announced if a.get("version")), None)
     framework = target.framework or next((a.get("framework") for a in announced if a.get("framework")), None)
     evidence = dict(evidence)
+    if getattr(judgement, "without_fault", False):
+        evidence["without_fault"] = True
+    if getattr(judgement, "moot", ""):
+        evidence["moot"] = judgement.moot
     if kept is not None:
         evidence["workdir"] = str(kept)
     result = Result(

@@ -1,4 +1,4 @@
-"""cancel-mid-stream: the client walks away while the answer streams (issue 23, langgraph#5672).
+"""cancel-mid-stream: the client walks away while the answer streams (langgraph#5672).
 
 Clients cancel all the time: a closed tab, an SSE disconnect, a gateway timeout, a stop button.
 https://github.com/langchain-ai/langgraph/issues/5672 says what the user already saw streamed can be
@@ -23,7 +23,7 @@ One line, at one point:
    (``client.check_model_request``; refused as a strict provider would).
 
 Gathers evidence only; the verdict is checks.judge_cancel_mid_stream's (docs/DECISIONS.md,
-"cancel-mid-stream (issue 23)").
+"cancel-mid-stream").
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from plugpull.client import BOUNDARIES_ENV
 from plugpull.evidence import CancelEvidence, CancelRun, Outcome
 from plugpull.process import Running, reaping
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.targets import Target
 
@@ -169,7 +169,9 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
         ev.aim, ev.chunks_before, ev.aim_problem = aim_of(point, ev.clean.trace)
         if ev.aim is not None:
             announced, kept = run_cancelled(target, settings, runtime, ev)
-    judgement = judge_cancel_mid_stream(ev)
+    judgement = settle(
+        judge_cancel_mid_stream(ev), runtime, (NAME, target.argv, settings.cwd, settings.timeout), point, target=target
+    )
     phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
     clean = ev.clean.start if ev.clean else None
     shown = {"clean": clean, "start": ev.start, "resume": ev.resume}.get(phase)

@@ -62,6 +62,10 @@ class Scenario:
     #: The other :class:`~plugpull.scenarios.Settings` it reads (beyond ``COMMON_SETTINGS`` and ``hold``):
     #: the CLI refuses an option that no selected scenario reads.
     options: ClassVar[frozenset[str]] = frozenset()
+    #: The options it owns, a frozen dataclass whose fields are made with :func:`plugpull.scenarios.option` (a default
+    #: and a flag): :meth:`add_options` puts them on the command line, a notebook sets them by parameters named as the
+    #: fields, :meth:`own` reads a run's values. None: it has none.
+    Options: ClassVar[type | None] = None
     #: Options it refuses outright, with why (one line): "--hold does not apply to NAME (why)".
     refuses: ClassVar[Mapping[str, str]] = {}
     #: Options that, given without ``--scenario``, select this scenario (``--random-kills``: every-boundary).
@@ -99,6 +103,12 @@ class Scenario:
         """
         return list(points)
 
+    def has_line(self, target: Target, point: str) -> bool:
+        """Whether ``point`` makes a line for ``target`` in a finding that lists it for several targets (tool-error's
+        parallel-one-raised needs a target with two tool calls in one turn). By default every point does; asked
+        for on the command line, a point without a line for the target is that line's ERROR, saying why."""
+        return True
+
     def points_for(self, points: Sequence[str], settings: Settings) -> list[str]:
         """The points asked for (``--point``; none: the defaults) as this scenario reads them with ``settings``.
 
@@ -106,6 +116,65 @@ class Scenario:
         (every-boundary: ``--point random`` needs ``--random-kills``).
         """
         return list(points)
+
+    # --- its own options ------------------------------------------------------------------------------
+
+    def add_options(self, parser: Any) -> None:
+        """Add its own options to the command line (an ``argparse`` parser), as ``pytest_addoption`` does for a
+        pytest plugin: one argument group, one flag per field of :attr:`Options`. Each is stored under
+        :meth:`dest` with None as its default, so the CLI knows which were given (:meth:`options_given`)."""
+        if self.Options is None:
+            return
+        group = parser.add_argument_group(f"{self.name} options")
+        for f in dataclasses.fields(self.Options):
+            meta = f.metadata
+            shown = f"{self.name}: {meta['help']}"
+            if isinstance(f.default, bool):
+                group.add_argument(meta["flag"], dest=self.dest(f.name), action="store_true", default=None, help=shown)
+                continue
+            group.add_argument(
+                meta["flag"],
+                dest=self.dest(f.name),
+                type=type(f.default),
+                choices=meta["choices"],
+                default=None,
+                metavar=None if meta["choices"] else ("N" if type(f.default) is int else f.name.upper()),
+                help=f"{shown} (default {f.default})",
+            )
+
+    def dest(self, field: str) -> str:
+        """Where argparse keeps option ``field``: the scenario's name with it, so no two scenarios' options meet."""
+        return f"{self.name}:{field}"
+
+    def options_given(self, args: Any) -> dict[str, Any]:
+        """The own options given on a command line (an argparse namespace), by field."""
+        if self.Options is None:
+            return {}
+        given = {f.name: getattr(args, self.dest(f.name), None) for f in dataclasses.fields(self.Options)}
+        return {name: value for name, value in given.items() if value is not None}
+
+    def flag(self, field: str) -> str:
+        return next(f.metadata["flag"] for f in dataclasses.fields(self.Options) if f.name == field)
+
+    def options_from(self, values: Mapping[str, Any]) -> Any:
+        """Its :attr:`Options` with ``values`` (fields by name) over the defaults; bad values are a
+        :class:`~plugpull.errors.UsageError` of one line naming the flag."""
+        fields = {f.name: f for f in dataclasses.fields(self.Options)} if self.Options is not None else {}
+        unknown = sorted(set(values) - set(fields))
+        if unknown:
+            raise UsageError(f"{self.name} has no option {unknown[0]!r}; its options: {', '.join(fields) or 'none'}")
+        for name, value in values.items():
+            meta = fields[name].metadata
+            if meta["least"] is not None and (not isinstance(value, int) or value < meta["least"]):
+                raise UsageError(f"{meta['flag']} must be a whole number >= {meta['least']}")
+            if meta["choices"] is not None and value not in meta["choices"]:
+                raise UsageError(f"{meta['flag']} {value!r}: one of {', '.join(map(str, meta['choices']))}")
+        return self.Options(**values)
+
+    def own(self, settings: Settings) -> Any:
+        """This run's values of its own options: ``settings.options[name]``, else the defaults."""
+        mine = settings.options.get(self.name)
+        return mine if mine is not None else self.Options()
 
     # --- choosing targets ----------------------------------------------------------------------------
 
@@ -198,12 +267,33 @@ def verify(scenario: Scenario) -> None:
     evidence = scenario.evidence
     if evidence is None or not dataclasses.is_dataclass(evidence) or not callable(getattr(evidence, "to_dict", None)):
         problems.append("evidence must be the dataclass its lines carry, with to_dict()")
+    problems += _options_problems(scenario)
     if type(scenario).run is Scenario.run:
         problems.append("run() is not defined")
     if not scenario.fault:
         problems.append("fault is empty: say in one line what breaks the run")
     if problems:
         raise ScenarioError(f"scenario {name!r} breaks the contract: " + "; ".join(problems))
+
+
+def _options_problems(scenario: Scenario) -> list[str]:
+    """What is wrong with a scenario's own options (Scenario.Options), as verify says it."""
+    options = scenario.Options
+    if options is None:
+        return []
+    if not dataclasses.is_dataclass(options) or not options.__dataclass_params__.frozen:
+        return ["Options must be a frozen dataclass"]
+    problems = []
+    settings = {f.name for f in dataclasses.fields(Settings)}
+    for f in dataclasses.fields(options):
+        meta = f.metadata
+        if not str(meta.get("flag", "")).startswith("--") or not meta.get("help"):
+            problems.append(f"option {f.name!r} needs a flag and a help line: make it with plugpull.scenarios.option")
+        elif f.default is dataclasses.MISSING:
+            problems.append(f"option {f.name!r} needs a default")
+        if f.name in settings:
+            problems.append(f"option {f.name!r} is a Settings field already")
+    return problems
 
 
 class Registry:
@@ -219,6 +309,16 @@ class Registry:
         verify(scenario)
         if scenario.name in self._scenarios:
             raise ScenarioError(f"scenario {scenario.name!r} is registered already")
+        # A notebook sets an option by a parameter named as its field and the command line by its flag: one
+        # scenario's each, or two scenarios would read one value.
+        mine = {(f.name, f.metadata["flag"]) for f in dataclasses.fields(scenario.Options or _NoOptions)}
+        for other in self._scenarios.values():
+            theirs = {(f.name, f.metadata["flag"]) for f in dataclasses.fields(other.Options or _NoOptions)}
+            clash = {n for n, _ in mine} & {n for n, _ in theirs} or {g for _, g in mine} & {g for _, g in theirs}
+            if clash:
+                raise ScenarioError(
+                    f"scenario {scenario.name!r}: option {sorted(clash)[0]!r} is {other.name}'s already"
+                )
         self._scenarios[scenario.name] = scenario
         return scenario
 
@@ -264,6 +364,11 @@ class Registry:
     def adopt(self, name: str, target: Target) -> Target | None:
         """``target`` as scenario ``name`` runs it (:meth:`Scenario.adopt`), e.g. a built-in as every-boundary."""
         return self[name].adopt(target, self.get(target.scenario))
+
+
+@dataclasses.dataclass(frozen=True)
+class _NoOptions:
+    """The Options of a scenario that has none."""
 
 
 _UNKNOWN = Scenario()

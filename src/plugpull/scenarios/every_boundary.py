@@ -11,7 +11,7 @@ does (scenarios.held_kill), runs ``COMMAND resume`` and judges it against the go
   step of that kind and name, on the same side), then resumed again;
 - ``random``: ``--random-kills N`` kills, each at a uniformly random moment of the clean run's window
   from its first to its last boundary, drawn from ``--seed`` (replayable), with where it landed among
-  the boundaries and the aimed kill that leaves the run the same way (issue 22).
+  the boundaries and the aimed kill that leaves the run the same way.
 
 A point is expanded into one line per boundary (``expand``) before lines are dispatched, so
 ``-j`` and the fork server spread the map like any other lines.
@@ -31,7 +31,7 @@ from plugpull.errors import UsageError
 from plugpull.evidence import BoundaryEvidence, CleanRun, KillProof, Outcome
 from plugpull.process import Running, kill_group, reaping
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import kill_at_held_call, wait_group_gone
 from plugpull.scenarios.kill_mid_tool import resume_finished
@@ -93,6 +93,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
             ev.boundary = {**step.to_dict(), "of": len(steps)}
         announced, kept = run_faulted(target, step, settings, runtime, ev)
         problem = checks.judge_every_boundary(ev)
+    problem = settle(problem, runtime, (NAME, *clean_key(target, settings)), point, target=target)
     phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
     shown = {
         "clean": ev.clean.start,
@@ -107,8 +108,12 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
 def clean_of(target: Target, settings: Settings, runtime: Runtime | None = None) -> CleanRun:
     """The clean run with boundary marks on (once per target): the phases before the killed one, then that one."""
     runtime = runtime or Runtime()
-    key = ("every-boundary-clean", target.argv, target.phases, settings.cwd, settings.timeout)
-    return runtime.once(key, lambda: _run_clean(target, settings, runtime))
+    return runtime.once(clean_key(target, settings), lambda: _run_clean(target, settings, runtime))
+
+
+def clean_key(target: Target, settings: Settings) -> tuple:
+    """What the clean run depends on: the target (its phases too) and the settings it runs with."""
+    return ("every-boundary-clean", target.argv, target.phases, settings.cwd, settings.timeout)
 
 
 def _run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
@@ -117,7 +122,7 @@ def _run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun
         env = marked_env(channel, path)
         prelude = run_prelude(target, settings, runtime, channel, env, spawned, "clean-")
         if prelude is not None:
-            return CleanRun(start=prelude)
+            return CleanRun(start=prelude, phase=target.phases[0])
         channel.phase = "clean"
         spawned_at = time.monotonic()
         running = runtime.spawn([*target.argv, target.phases[-2]], env=env, cwd=settings.cwd)
@@ -131,6 +136,7 @@ def _run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun
             calls=len(channel.provider.calls),
             announced=list(channel.announced),
             results=channel.results_of("clean"),
+            phase=target.phases[-2],
         )
         resume_finished(clean, target, settings, runtime, channel, env, spawned)
         return clean
@@ -180,6 +186,7 @@ def run_faulted(
             ev.start = failed
             return list(channel.announced), None
         killed_phase, recovery = target.phases[-2], target.phases[-1]
+        ev.recovery = recovery
         channel.phase = "start"
         spawned_at = time.monotonic()
         if step is not None:
@@ -230,7 +237,7 @@ def draw_kill(seed: int | None, kill: int, clean: list[dict]) -> dict | None:
     """Random kill number ``kill`` of ``seed``: a moment uniform in the clean run's boundary window.
 
     The window runs from the clean run's first boundary to its last, so no kill lands in the
-    imports before the run (issue 22). The moment is aimed as an offset after the last boundary
+    imports before the run. The moment is aimed as an offset after the last boundary
     before it (its ``anchor``, the N-th call of the run), so a faulted run that starts slower is
     still killed at the same place. Each kill draws from its own ``Random(f"{seed}:{kill}")``: the
     same seed gives the same kills whatever order -j runs them in. None: the clean run passed no
@@ -338,7 +345,7 @@ class EveryBoundary(Scenario):
     }
     selected_by = ("random_kills",)
     kill_and_recover = ("start", "resume")
-    #: Their agents mark their model calls and checkpoint saves with plugpull.boundary (issue 14).
+    #: Their agents mark their model calls and checkpoint saves with plugpull.boundary.
     default_targets = ("langgraph", "agent-framework", "openai-agents-approval", "fastaiagent")
     recovery = {"*": Recovery("resume", "resume")}
     evidence = BoundaryEvidence

@@ -42,6 +42,22 @@ class HeldKill:
         )
 
 
+def wait_for_held(provider, running: Running, deadline: float) -> None:
+    """Until a call is held and stands as asked, the phase exits, or ``deadline`` (monotonic) passes.
+
+    With a sibling asked for, the held call alone is not enough: the fault also waits for the sibling's
+    call to be answered ("finished") or held as well ("running"); with saves asked for, for each to be
+    withheld (its "before" mark held) or landed (its "after" mark arrived). The phase's processes are
+    scanned meanwhile, so what outlives it is known.
+    """
+    while not (provider.held_event.wait(POLL) and provider.sibling_ready() and provider.saves_ready()):
+        running.tracker.scan()
+        if running.poll() is not None or time.monotonic() > deadline:
+            break
+        if provider.held_event.is_set():  # held, the sibling or a save not there yet: do not spin
+            time.sleep(POLL)
+
+
 def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: float) -> HeldKill:
     """Wait for a held call, the phase's exit, or the timeout; kill the phase's group.
 
@@ -52,16 +68,7 @@ def kill_at_held_call(channel: Channel, running: Running | Outcome, timeout: flo
     if isinstance(running, Outcome):
         return HeldKill(outcome=running)
     provider = channel.provider
-    deadline = time.monotonic() + timeout
-    # With a sibling asked for, the held call alone is not enough: the kill also waits for the
-    # sibling's call to be answered ("finished") or held as well ("running"); with saves asked for,
-    # for each to be withheld (its "before" mark held) or landed (its "after" mark arrived).
-    while not (provider.held_event.wait(POLL) and provider.sibling_ready() and provider.saves_ready()):
-        running.tracker.scan()
-        if running.poll() is not None or time.monotonic() > deadline:
-            break
-        if provider.held_event.is_set():
-            time.sleep(POLL)
+    wait_for_held(provider, running, time.monotonic() + timeout)
     call = provider.held
     sibling = sibling_at_kill(provider) if call is not None else None
     # Also when nothing was held: a save withheld on the main thread is what stops a run short of its tool.

@@ -26,7 +26,7 @@ from plugpull.evidence import CleanRun, KillEvidence, Outcome
 from plugpull.process import Running, reaping
 from plugpull.provider import POINTS
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import kill_at_held_call
 from plugpull.targets import Target
@@ -48,8 +48,12 @@ def clean_run(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
 
     It says which effects a whole run owes, and nothing about the crash.
     """
-    key = ("clean", target.argv, settings.cwd, settings.timeout)
-    return runtime.once(key, lambda: run_clean(target, settings, runtime))
+    return runtime.once(clean_key(target, settings), lambda: run_clean(target, settings, runtime))
+
+
+def clean_key(target: Target, settings: Settings) -> tuple:
+    """What the clean run depends on: the target and the settings it runs with."""
+    return ("clean", target.argv, settings.cwd, settings.timeout)
 
 
 def run_clean(target: Target, settings: Settings, runtime: Runtime) -> CleanRun:
@@ -111,7 +115,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         # A sibling target's own hold and sibling state; --hold/--sibling replace both.
         settings = replace(settings, hold=target.hold, sibling=target.sibling)
     if not settings.saves and target.saves:
-        # An aimed target's own saves (issue 20); --save replaces them.
+        # An aimed target's own saves; --save replaces them.
         settings = replace(settings, saves=target.saves)
     began = time.monotonic()
     ev = KillEvidence(
@@ -130,8 +134,10 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     announced, kept = list(ev.clean.announced), None
     if checks.check_clean_run(ev) is None:
         announced, kept = run_faulted(target, point, settings, runtime, ev)
-    judgement = checks.judge_kill_mid_tool(ev)
-    # Under every FAIL line goes resume's stderr: the agent's own account of what it did (issue 12).
+    judgement = settle(
+        checks.judge_kill_mid_tool(ev), runtime, (NAME, *clean_key(target, settings)), point, target=target
+    )
+    # Under every FAIL line goes resume's stderr: the agent's own account of what it did.
     phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
     shown = {
         "clean": ev.clean.start,
@@ -156,7 +162,7 @@ def run_faulted(
     by default the target's own command resumes."""
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
-        # A server the kill spares (Target.sidecar, issue 25): up before start, stopped after resume.
+        # A server the kill spares (Target.sidecar): up before start, stopped after resume.
         with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
             channel.phase = "start"
             channel.provider.arm(point, hold=settings.hold, sibling=settings.sibling, saves=settings.saves)
@@ -192,8 +198,8 @@ class KillMidTool(Scenario):
     phases = ("start", "resume")
     fault = "SIGKILL of start's process group while the provider holds an effect call (before or after recording it)"
     holds_calls = True
-    # --sibling: another tool call of the same model turn; --save: saves the kill is aimed at (issue 20).
-    # --hold repeated and --first-effect (issue 22): which effect calls the lines hold.
+    # --sibling: another tool call of the same model turn; --save: saves the kill is aimed at.
+    # --hold repeated and --first-effect: which effect calls the lines hold.
     options = frozenset({"sibling", "saves", "holds", "every_effect"})
     kill_and_recover = ("start", "resume")
     recovery = {"*": Recovery("resume", "resume")}
@@ -208,7 +214,7 @@ class KillMidTool(Scenario):
         return [run_point(target, point, settings, runtime)]
 
     def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
-        """One line per held call and point: "before-effect charge_card:1", ... (issue 22).
+        """One line per held call and point: "before-effect charge_card:1", ....
 
         The calls are the repeated ``--hold``s, or without ``--hold`` (``settings.every_effect``)
         each effect call of the clean run in order; each call's lines come together, before then

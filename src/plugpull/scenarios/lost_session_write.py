@@ -24,7 +24,7 @@ from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import Outcome, StoreEvidence, StoreProbe
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, settle, target_env, workdir
 from plugpull.scenarios.contract import Scenario
 from plugpull.store import POINTS, Store, renamed, run_names
 from plugpull.targets import Target
@@ -138,8 +138,10 @@ def run(
     began = time.monotonic()
     key = ("probe", target.argv, settings.cwd, settings.timeout)
     probe, announced = runtime.once(key, lambda: run_probe(target, settings, runtime))
+    # A probe that already duplicates is one FAIL per target; each other point's probe line is moot.
     unproven = checks.prove_probe(probe)
     if unproven is not None:
+        unproven = settle(unproven, runtime, (NAME, *key), points[0], line="probe", target=target)
         shown = probe.start if unproven.show == "start" else None
         return [make_result(NAME, target, "probe", probe.to_dict(), unproven, announced, began, shown, None)]
     return [run_point(target, n, point, probe, settings, runtime) for n in probe.carrying for point in points]

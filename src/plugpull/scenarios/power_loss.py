@@ -1,7 +1,7 @@
 """power-loss: the workdir on a FUSE file system that models a disk; SIGKILL, then cut the power, then resume.
 
 A SIGKILL keeps the page cache, so everything the killed process wrote is there for resume; a power
-cut keeps only what was fsynced (issue 24). Each line:
+cut keeps only what was fsynced. Each line:
 
 1. mounts a power-cut file system (plugpull.powercut.mount.PowerCutMount) over an empty backing
    directory and gives the mount point to the target as PLUGPULL_WORKDIR;
@@ -36,7 +36,7 @@ from plugpull.errors import FuseUnavailable, PowerCutError, UsageError
 from plugpull.evidence import Outcome, PowerLossEvidence
 from plugpull.process import reaping
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import POWER_CUTS, Runtime, Settings, make_result, result_ignore
+from plugpull.scenarios import POWER_CUTS, Runtime, Settings, make_result, result_ignore, settle
 from plugpull.scenarios import every_boundary as boundary_lines
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import kill_at_held_call
@@ -171,6 +171,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     if problem is None:
         announced, kept = run_faulted(target, step, settings, runtime, ev)
         problem = checks.judge_power_loss(ev)
+    problem = settle(
+        problem, runtime, (NAME, *boundary_lines.clean_key(target, settings), settings.power_cut), point, target=target
+    )
     phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
     shown = {
         "clean": ev.clean.start,
@@ -193,6 +196,7 @@ def run_faulted(
                 ev.start = failed
                 return list(channel.announced), None
             killed_phase, recovery = target.phases[-2], target.phases[-1]
+            ev.recovery = recovery
             channel.phase = "start"
             if step is None:
                 channel.provider.arm(ev.point, hold=settings.hold)

@@ -16,6 +16,7 @@ from plugpull.scenarios import (
     power_loss,
     resume_after_approval,
     resume_after_upgrade,
+    tool_error,
 )
 from plugpull.scenarios.contract import Registry
 
@@ -31,5 +32,6 @@ REGISTRY = Registry(
         resume_after_upgrade.SCENARIO,
         power_loss.SCENARIO,
         cancel_mid_stream.SCENARIO,
+        tool_error.SCENARIO,
     ]
 )

@@ -7,7 +7,7 @@ happens in new processes that have only the framework's store (docs/agent-protoc
 - ``approve-elsewhere``: one ``COMMAND approve``: exactly 1 effect.
 - ``double-resume``: ``approve``, then ``approve`` again: the second is refused (exit 3) or a
   no-op, and does not run the tool.
-- ``racing-resumers``: N ``approve`` processes (Settings.racers, default 5) released together
+- ``racing-resumers``: N ``approve`` processes (its own option ``--racers``, default 5) released together
   from plugpull's gate: exactly one runs the tool; 1 effect.
 - ``killed-before-effect`` / ``killed-after-effect``: ``approve`` is SIGKILLed while the provider
   holds the approved tool's effect call (the held-call kill and proof kill-mid-tool uses), then
@@ -22,7 +22,7 @@ checks.judge_resume_after_approval's.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from plugpull import checks
@@ -30,7 +30,7 @@ from plugpull.channel import Channel
 from plugpull.evidence import ApprovalEvidence, ApprovalRun, Outcome
 from plugpull.process import Running, reaping
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, target_env, workdir
+from plugpull.scenarios import Runtime, Settings, make_result, option, result_ignore, settle, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import POLL, kill_at_held_call
 from plugpull.targets import Target
@@ -59,7 +59,15 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         ev.result_ignore = result_ignore(target, announced)
     if point == "approve-elsewhere" or checks.check_clean_approval(ev) is None:
         announced, kept = run_faulted(target, point, settings, runtime, ev)
-    judgement = checks.judge_resume_after_approval(ev)
+    # A clean approval that already fails (refused, paused again, an effect lost) is one FAIL per target;
+    # its other points are moot.
+    judgement = settle(
+        checks.judge_resume_after_approval(ev),
+        runtime,
+        clean_key(target, settings),
+        point,
+        target=target,
+    )
     phase = judgement.show
     if not phase and judgement.verdict is Verdict.FAIL:  # the last phase's stderr under every FAIL
         phase = "recover" if ev.recover else "approve"
@@ -70,6 +78,8 @@ def shown(ev: ApprovalEvidence, phase: str) -> Outcome | None:
     """The process whose output belongs under the line."""
     if phase == "start":
         return ev.start
+    if phase == "clean":
+        return ev.clean.approvals[-1].outcome if ev.clean is not None and ev.clean.approvals else None
     if phase == "recover":
         return ev.recover.outcome if ev.recover else None
     if phase == "approve" and ev.approvals:
@@ -87,7 +97,12 @@ def clean_approval(target: Target, settings: Settings, runtime: Runtime) -> tupl
         announced, _ = run_faulted(target, "approve-elsewhere", replace(settings, keep_workdir=False), runtime, clean)
         return clean, announced
 
-    return runtime.once((NAME, target.argv, settings.cwd, settings.timeout), run_clean)
+    return runtime.once(clean_key(target, settings), run_clean)
+
+
+def clean_key(target: Target, settings: Settings) -> tuple:
+    """What the clean approval depends on: the target and the settings it runs with."""
+    return (NAME, target.argv, settings.cwd, settings.timeout)
 
 
 def run_faulted(
@@ -150,7 +165,7 @@ def calls_from(channel: Channel, running: Running | Outcome) -> int:
 
 def race(channel: Channel, spawn, finish, ev: ApprovalEvidence, settings: Settings) -> None:
     """Start N approvers; open the gate when all N wait at it (or when no one else can come)."""
-    n = ev.racers = settings.racers
+    n = ev.racers = SCENARIO.own(settings).racers
     channel.phase = "race"
     channel.gate.arm(n)
     racers = [spawn("approve") for _ in range(n)]
@@ -187,6 +202,13 @@ def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_
         ev.recover = finish(spawn("recover"))
 
 
+@dataclass(frozen=True)
+class Options:
+    """resume-after-approval's own options (``--racers N``; a notebook's ``racers`` parameter)."""
+
+    racers: int = option(5, "--racers", "racing-resumers: approvers released at once", least=2)
+
+
 class ResumeAfterApproval(Scenario):
     name = NAME
     points = POINTS
@@ -196,7 +218,7 @@ class ResumeAfterApproval(Scenario):
         "(SIGKILL while the provider holds the approved tool's effect call)"
     )
     holds_calls = True  # the killed-* points
-    options = frozenset({"racers"})
+    Options = Options
     # every-boundary kills an approval agent in approve, after start paused it, and recover finishes the run.
     kill_and_recover = ("start", "approve", "recover")
     recovery = {

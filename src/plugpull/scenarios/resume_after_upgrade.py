@@ -17,7 +17,7 @@ from plugpull import checks
 from plugpull.errors import UsageError
 from plugpull.evidence import Outcome, UpgradeEvidence
 from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, kill_mid_tool, make_result, result_ignore
+from plugpull.scenarios import Runtime, Settings, kill_mid_tool, make_result, result_ignore, settle
 from plugpull.scenarios.contract import Scenario
 from plugpull.scenarios.kill_mid_tool import clean_run
 from plugpull.targets import Target, upgrade_agent
@@ -62,6 +62,13 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     if checks.check_releases(ev) is None:
         kept = run_faulted(target, point, settings, runtime, ev)
     judgement = checks.judge_resume_after_upgrade(ev)
+    judgement = settle(
+        judgement,
+        runtime,
+        (NAME, target.argv, target.resume_argv, settings.cwd, settings.timeout),
+        point,
+        target=target,
+    )
     phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
     shown = {"clean": ev.clean.start, "clean_resume": ev.clean_resume.start, "start": ev.start, "resume": ev.resume}
     result = make_result(NAME, target, point, ev.to_dict(), judgement, announced_b, began, shown.get(phase), kept)

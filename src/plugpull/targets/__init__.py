@@ -4,7 +4,7 @@
   ``BuiltIn`` (a ``--target NAME``: its framework module and variants); ``agent()`` for ``--agent``.
 - plugpull.targets.families: one module per framework family declaring its built-ins, their variants
   and the upstream notes their FAIL lines may carry; plugpull.targets.registry collects them
-  (``BUILT_INS``, ``UPGRADES``).
+  (``BUILT_INS``, ``UPGRADES``, ``TOUR``: what bare ``plugpull`` runs).
 - plugpull.targets.<script>: the agent scripts the built-ins run (``python -m plugpull.targets.<script>
   start|resume``), each written as a user of its framework would write it, lines marked ``# plugpull``.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from plugpull.targets.registry import BUILT_INS, FAMILIES, UPGRADES, upgrade_targets
+    from plugpull.targets.registry import BUILT_INS, FAMILIES, TOUR, UPGRADES, tour_plan, upgrade_targets
     from plugpull.targets.target import BuiltIn, Target, agent, python_module, upgrade_agent
 
 _FROM = {
@@ -29,17 +29,21 @@ _FROM = {
     "BUILT_INS": "registry",
     "UPGRADES": "registry",
     "FAMILIES": "registry",
+    "TOUR": "registry",
+    "tour_plan": "registry",
     "upgrade_targets": "registry",
 }
 
 __all__ = [
     "BUILT_INS",
     "FAMILIES",
+    "TOUR",
     "UPGRADES",
     "BuiltIn",
     "Target",
     "agent",
     "python_module",
+    "tour_plan",
     "upgrade_agent",
     "upgrade_targets",
 ]

@@ -140,8 +140,8 @@ async def run(phase: str, workdir: Path) -> int:
     latest = await storage.get_latest(workflow_name=WORKFLOW_NAME) if phase == "resume" else None
     if phase == "resume" and latest is None:
         # Killed before the first checkpoint: nothing durable exists, so the app starts the run over from
-        # its input (run(checkpoint_id=...) has nothing to restore). Before issue 20 it exited 2 here,
-        # and the boundary map read that as stuck.
+        # its input (run(checkpoint_id=...) has nothing to restore). Exiting 2 here instead
+        # would read as stuck in the boundary map.
         say(f"resume: no checkpoint of {WORKFLOW_NAME} in {workdir}, starting over from the input")
     if latest is None:
         result = await wf.run(list(ORDERS))

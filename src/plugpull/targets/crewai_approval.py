@@ -35,10 +35,10 @@ import os
 import sys
 from pathlib import Path
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result  # plugpull
+from plugpull.client import PAUSED_AGAIN_EXIT, WORKDIR_ENV, announce, gate, record_effect, record_result  # plugpull
 from plugpull.targets.crewai_refund import offline_home
 
-REFUSED, STUCK = 3, 4
+REFUSED = 3
 FEEDBACK = "approved"
 
 
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                 final = flow_class.from_pending(final.context.flow_id, persistence).resume(FEEDBACK)
     if isinstance(final, pending_type):
         log(f"stuck: the flow paused for approval again after {phase}")
-        return STUCK
+        return PAUSED_AGAIN_EXIT
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean approval's
     log(f"done: {final}")
     return 0

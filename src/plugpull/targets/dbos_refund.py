@@ -55,6 +55,7 @@ CHANGED_APP_VERSION = "refunds-2"
 # workflow DBOS did not recover never finishes, however long we wait.
 RECOVERY_WAIT = 30.0
 _key_variant = "none"
+_step_retries = False
 #: What DBOS imports only once it launches, by store: the system database's module for its URL and SQLAlchemy's
 #: SQLite dialect (dbos/_sys_db.py imports both inside functions; the PostgreSQL store loads that dialect too), and
 #: for SQLite its driver: measured in forked phases of dbos 3.4.
@@ -76,19 +77,29 @@ def draft_refund(order_id: str) -> dict:
     return draft
 
 
-@DBOS.step()
-def refund(draft: dict) -> str:
+def call_provider(draft: dict) -> str:
     key = draft["request_id"] if _key_variant == "checkpointed" else None
     log(f"refund step runs with key {key}")
     record_effect("refund", key=key)  # plugpull: where the payment API call goes
     return f"refunded {draft['cents']} cents on order {draft['order_id']} ({draft['request_id']})"
 
 
+@DBOS.step()
+def refund(draft: dict) -> str:
+    return call_provider(draft)
+
+
+# --step-retries: DBOS's own step retries (a step that raises runs again, up to max_attempts), a short interval.
+@DBOS.step(retries_allowed=True, interval_seconds=0.05, max_attempts=3, backoff_rate=1.0)
+def refund_with_retries(draft: dict) -> str:
+    return call_provider(draft)
+
+
 @DBOS.workflow()
 def refund_workflow(order_id: str) -> str:
     log(f"workflow body runs ({DBOS.workflow_id})")
     draft = draft_refund(order_id)
-    return refund(draft)
+    return (refund_with_retries if _step_retries else refund)(draft)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -96,6 +107,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--key", choices=("none", "checkpointed"), default="none")
     parser.add_argument("--app-version", choices=("same", "changed"), default="same")
     parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--step-retries", action="store_true", help="the refund step retries a raise (DBOS retries)")
     parser.add_argument("--recovery-wait", type=float, default=RECOVERY_WAIT, metavar="SECONDS")
     parser.add_argument("phase", choices=("start", "resume"))
     args = parser.parse_args(argv)
@@ -105,9 +117,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _key_variant
+    global _key_variant, _step_retries
     args = parse(argv)
-    _key_variant = args.key
+    _key_variant, _step_retries = args.key, args.step_retries
     announce(framework="dbos", version=importlib.metadata.version("dbos"))  # plugpull
     workdir = Path(os.environ.get(WORKDIR_ENV, ".")).resolve()
     version = CHANGED_APP_VERSION if args.phase == "resume" and args.app_version == "changed" else APP_VERSION
@@ -166,7 +178,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
 
     Only imports: no database is opened and no thread started (DBOS does both in ``launch``, in the phase). A module
     a release does not have is skipped. Returns None: the forked phase runs this module as ``__main__``
-    (docs/DECISIONS.md, "Throughput (issue 26)").
+    (docs/DECISIONS.md, "Throughput").
     """
     import_present(*RUN_IMPORTS[parse(argv).store])
 

@@ -41,7 +41,16 @@ import os
 import sys
 from pathlib import Path
 
-from plugpull.client import WORKDIR_ENV, announce, boundary, gate, import_present, record_effect, record_result
+from plugpull.client import (
+    PAUSED_AGAIN_EXIT,
+    WORKDIR_ENV,
+    announce,
+    boundary,
+    gate,
+    import_present,
+    record_effect,
+    record_result,
+)
 
 REFUSED, STUCK = 3, 4
 ORDER = "A-1001"
@@ -180,8 +189,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     ``main`` imports it only after pointing FASTAIAGENT_LOCAL_DB at the phase's workdir and moving there. The
     import itself reads neither (``get_config()`` is an ``lru_cache`` filled on first use, in the phase), writes
     nothing and starts no thread; the cache is cleared anyway, so the phase reads its own environment. Returns
-    None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md, "Throughput
-    (issue 26)").
+    None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md, "Throughput").
     """
     import fastaiagent  # noqa: F401
     import fastaiagent.checkpointers  # noqa: F401
@@ -211,6 +219,8 @@ def tool_results(messages) -> list[str]:
 def finished(result) -> int:
     """Report a completed run's outcome (its status and its tools' outputs); exit 0 only then."""
     log(f"{result.status}: {result.output}")
+    if result.status == "paused":  # suspended on interrupt() again: the approval did not reach the tool
+        return PAUSED_AGAIN_EXIT
     if result.status != "completed":
         return 1
     record_result({"status": result.status, "tool_results": tool_results(result.messages)})  # plugpull

@@ -43,7 +43,15 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.adk.tools import FunctionTool
 from google.genai import types
 
-from plugpull.client import WORKDIR_ENV, announce, gate, import_present, record_effect, record_result
+from plugpull.client import (
+    PAUSED_AGAIN_EXIT,
+    WORKDIR_ENV,
+    announce,
+    gate,
+    import_present,
+    record_effect,
+    record_result,
+)
 from plugpull.postgres import PostgresUnavailable, run_database
 from plugpull.targets.google_adk_support import (
     APP_NAME,
@@ -165,6 +173,11 @@ async def run(phase: str, workdir: Path, session_kind: str = "sqlite", db_url: s
         invocation_id = session.events[-1].invocation_id
         log(f"recover: resuming invocation {invocation_id} after {len(session.events)} saved events")
         final = await drain(runner, invocation_id=invocation_id)
+    after = await sessions.get_session(app_name=APP_NAME, user_id=USER_ID, session_id=SESSION_ID)
+    again = pending_confirmation(after) if after is not None else None
+    if again is not None:  # the run stopped at a confirmation request (the same or a new one), not at its end
+        log(f"paused again: confirmation {again[0]} pending")
+        return PAUSED_AGAIN_EXIT  # plugpull: docs/agent-protocol.md
     log(f"done: {final}")
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean approval's
     return 0
@@ -196,7 +209,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     for ``--session database|postgresql``, so that the sqlite store works without it; in the fork server it is
     imported once, before the first fork, instead of in every phase. Opens nothing, starts no thread, and
     returns None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md,
-    "Throughput (issue 26)").
+    "Throughput").
     """
     preimport()
     session = parse(argv).session

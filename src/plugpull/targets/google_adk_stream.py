@@ -237,7 +237,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     """Import what ADK imports only once a run starts, in plugpull's fork server (``google_adk_support.preimport``).
 
     Returns None: the forked phase runs this module as ``__main__``, as a cold one does (docs/DECISIONS.md,
-    "Throughput (issue 26)").
+    "Throughput").
     """
     preimport()
     return None

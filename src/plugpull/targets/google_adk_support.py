@@ -107,15 +107,26 @@ class ScriptedLlm(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-def build_runner(refund: Any, sessions: BaseSessionService) -> Runner:
-    """The resumable refund app with ``refund`` as its tool (a function or an ADK tool), on ``sessions``."""
+def build_runner(
+    refund: Any,
+    sessions: BaseSessionService,
+    *,
+    model: BaseLlm | None = None,
+    tools: list[Any] | None = None,
+    plugins: list[Any] | None = None,
+) -> Runner:
+    """The resumable refund app with ``refund`` as its tool (a function or an ADK tool), on ``sessions``.
+
+    ``model`` replaces the scripted model, ``tools`` the tool list (``[refund]``), ``plugins`` are the App's."""
     agent = LlmAgent(
         name="refund_agent",
-        model=ScriptedLlm(),
+        model=model or ScriptedLlm(),
         instruction="Refund the order the customer names.",
-        tools=[refund],
+        tools=tools or [refund],
     )
-    app = App(name=APP_NAME, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True))
+    # plugins only when given: the App of every release the findings pin is built as it always was.
+    extra = {"plugins": plugins} if plugins else {}
+    app = App(name=APP_NAME, root_agent=agent, resumability_config=ResumabilityConfig(is_resumable=True), **extra)
     return Runner(app=app, session_service=sessions)
 
 

@@ -1,4 +1,4 @@
-"""How to install a built-in target's framework, said the way this plugpull was installed (issue 22).
+"""How to install a built-in target's framework, said the way this plugpull was installed.
 
 An installed package gets its extra (``pip install 'plugpull[dbos]'``). A source checkout run with uv (a
 ``pyproject.toml`` naming plugpull and a ``uv.lock`` above ``src/plugpull``) installs frameworks through its

@@ -32,7 +32,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command, interrupt
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result
+from plugpull.client import PAUSED_AGAIN_EXIT, WORKDIR_ENV, announce, gate, record_effect, record_result
 from plugpull.targets.langgraph_refund import THREAD, build_graph
 
 APPROVED = {"approved": True}
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     state = graph.get_state(THREAD)
     if state.interrupts:
         log(f"the run paused again: {state.interrupts[0].value}")
-        return 1
+        return PAUSED_AGAIN_EXIT
     # The run's outcome as its checkpoint holds it (the same whichever process finished the run):
     # the model's final answer.
     messages = state.values.get("messages", [])

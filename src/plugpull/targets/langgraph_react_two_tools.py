@@ -2,7 +2,7 @@
 
     python -m plugpull.targets.langgraph_react_two_tools [--durability sync|async] start|resume
 
-Written as a user would write it; run it through plugpull as your own agent (README, "Test your own agent"):
+Written as a user would write it; run it through plugpull as your own agent (docs/examples.md):
     plugpull --agent "python src/plugpull/targets/langgraph_react_two_tools.py"
     plugpull --agent "python src/plugpull/targets/langgraph_react_two_tools.py" --hold charge_card
 

@@ -3,7 +3,7 @@
     python -m plugpull.targets.langgraph_refund [no-key|tool-call-id|ledger] [--durability sync|async|exit] start
     python -m plugpull.targets.langgraph_refund [no-key|tool-call-id|ledger] [--durability sync|async|exit] resume
 
-Written as a user would write it; run it through plugpull as your own agent (README, "Test your own agent"):
+Written as a user would write it; run it through plugpull as your own agent (docs/examples.md):
     plugpull --agent "python src/plugpull/targets/langgraph_refund.py tool-call-id"
 
 A real StateGraph (model node + ToolNode) with a real SqliteSaver in $PLUGPULL_WORKDIR
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 def plugpull_prefork(argv: list[str]):  # plugpull (optional): what --fork-server builds once, before it forks
     """Build the tool and the graph in plugpull's fork server; the forked phase only opens its checkpointer.
 
-    Called with the phase's arguments before the fork (docs/DECISIONS.md, "Throughput (issue 26)"); what
+    Called with the phase's arguments before the fork (docs/DECISIONS.md, "Throughput"); what
     it returns runs in the forked process instead of this module as ``__main__``. Nothing here may open a
     file or a socket of the phase: the workdir and the channel are the forked process's.
     """

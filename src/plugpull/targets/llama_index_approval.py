@@ -38,7 +38,7 @@ from pathlib import Path
 from workflows import Context, Workflow, step
 from workflows.events import HumanResponseEvent, InputRequiredEvent, StartEvent, StepState, StepStateChanged, StopEvent
 
-from plugpull.client import WORKDIR_ENV, announce, gate, record_effect, record_result  # plugpull
+from plugpull.client import PAUSED_AGAIN_EXIT, WORKDIR_ENV, announce, gate, record_effect, record_result  # plugpull
 from plugpull.targets.llama_index_refund import plugpull_prefork  # noqa: F401 (--fork-server's hook)
 
 ORDER = "A-1001"
@@ -76,6 +76,10 @@ class ApprovalFlow(Workflow):
         return StopEvent(result=f"refunded 1999 cents on order {ORDER}")
 
 
+#: What :func:`answer` returns when the run stopped at an approval again instead of finishing.
+PAUSED_AGAIN = "paused again"
+
+
 def save(path: Path, ctx: Context) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # racing approvers each write their own
     with open(tmp, "w") as f:
@@ -107,6 +111,11 @@ async def answer(workflow: ApprovalFlow, path: Path, approved: bool, racing: boo
     async for ev in handler.stream_events(expose_internal=True):
         if isinstance(ev, StepStateChanged) and ev.step_state == StepState.NOT_RUNNING:
             save(path, handler.ctx)
+        if isinstance(ev, AskApproval):  # the restored run asks again instead of running the approved step
+            save(path, handler.ctx)
+            log(f"paused again: approval of {ev.request_id} requested")
+            await handler.cancel_run()
+            return PAUSED_AGAIN
     return str(await handler)
 
 
@@ -137,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             log("no recorded answer to send again")
             return 1
         final = asyncio.run(answer(workflow, path, json.loads(decision.read_text())["approved"], racing=False))
+    if final is PAUSED_AGAIN:
+        return PAUSED_AGAIN_EXIT  # plugpull: docs/agent-protocol.md
     log(f"done: {final}")
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean approval's
     print(final, flush=True)

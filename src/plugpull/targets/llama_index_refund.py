@@ -145,7 +145,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     `llama-index-approval` target's hook too).
 
     Only imports: nothing is opened, no loop or thread started. A module a release does not have is skipped.
-    Returns None: the forked phase runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    Returns None: the forked phase runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput").
     """
     import_present(*RUN_IMPORTS)
 

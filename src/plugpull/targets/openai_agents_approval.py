@@ -9,7 +9,7 @@ calls ``state.approve(interruption)`` and ``Runner.run(agent, state)``. The scri
 model is the one of plugpull.targets.openai_agents_support (it decides from the conversation).
 
 Two designs (``--design``), because a RunState is a snapshot the app stores: the docs promise no
-claim on it and the SDK saves nothing while a tool runs (issue 20):
+claim on it and the SDK saves nothing while a tool runs:
 
 plain:         the docs' steps and nothing more; the refund passes no idempotency key, so what a
                restore of the snapshot does shows (every restore runs the approved tool).
@@ -27,8 +27,8 @@ recover: restore approved.json and run it again (the SDK's only way to continue)
          before it saved approved.json, the approval was never recorded and the run is still paused:
          recover applies it again to the paused (or claimed) state, as an app whose approvals arrive
          through a durable inbox does (a message is acknowledged only once the approved state is saved,
-         so a crash before that redelivers it). Until issue 20 recover gave up there ("nothing to
-         recover"), and the boundary map's "before state-save 1" lost the refund: the app's doing.
+         so a crash before that redelivers it). A recover that gave up there ("nothing to
+         recover") made the boundary map's "before state-save 1" lose the refund: the app's doing.
 """
 
 from __future__ import annotations

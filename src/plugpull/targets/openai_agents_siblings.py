@@ -14,7 +14,7 @@ the SDK saves nothing on its own while tools run. Two designs (``--approval``):
 
 both:        both tools need approval. The app saves the approved state before either tool runs, so
              the snapshot holds neither output and a restore runs both again: a finished send_email
-             is sent twice (where the app saves, not the SDK: issue 20).
+             is sent twice (where the app saves, not the SDK).
 charge_card: only charge_card needs approval. The SDK runs send_email in the first turn and pauses
              on charge_card; send_email's output is in the state the app saves, and on restore the
              SDK skips every call whose output the state holds (``_function_output_exists`` in

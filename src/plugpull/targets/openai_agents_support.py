@@ -23,7 +23,7 @@ from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 from agents import Agent, Model, ModelResponse, Runner
-from plugpull.client import WORKDIR_ENV, announce, record_result
+from plugpull.client import PAUSED_AGAIN_EXIT, WORKDIR_ENV, announce, record_result
 
 #: The order the scripted model refunds.
 ORDER = "A-1001"
@@ -119,10 +119,16 @@ async def finish(
     agent: Agent, state: RunState, log: Callable[[str], None], done: Path | None = None, **run: Any
 ) -> int:
     """Run ``state`` to its end (``Runner.run``; ``run``: e.g. its ``session``) and record the outcome: exit 0.
+    A run that ends paused at an approval again (``result.interruptions``) records nothing: exit 5.
 
     ``done``: where the app notes the run's outcome once it has ended, as an app marks an order done,
     so that resume of a finished run (:func:`finished_already`) does not run a saved state again."""
     result = await Runner.run(agent, state, **run)
+    if result.interruptions:
+        # The run stopped at an approval again instead of finishing: an approval that was given did not
+        # reach the tool (as in https://github.com/openai/openai-agents-python/issues/4244).
+        log(f"the run paused again: {len(result.interruptions)} approval(s) pending: {result.interruptions[0].name}")
+        return PAUSED_AGAIN_EXIT
     if done is not None:
         done.write_text(json.dumps(outcome(result.final_output)))
     record_result(outcome(result.final_output))  # plugpull: the run's outcome
@@ -172,7 +178,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     every phase inherits it; the phase still disables tracing itself, as a cold one does. It opens no socket (the
     client connects on its first export, and a disabled provider exports nothing) and starts no thread (the batch
     processor starts its worker on the first span). A release without the lazy provider built it on import already.
-    Returns None: the forked phase runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    Returns None: the forked phase runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput").
     """
     try:
         from agents.tracing import get_trace_provider

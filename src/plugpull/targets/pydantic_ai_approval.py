@@ -35,7 +35,7 @@ from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunCon
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ToolCallPart, ToolReturnPart
 from pydantic_core import to_jsonable_python
 
-from plugpull.client import announce, gate, record_effect, record_result  # plugpull
+from plugpull.client import PAUSED_AGAIN_EXIT, announce, gate, record_effect, record_result  # plugpull
 from plugpull.targets.pydantic_ai_support import (
     REQUEST,
     durable,
@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
             final = result.output
         else:
             final = workflow_output(approval_id, log, "recover")
+    if isinstance(final, DeferredToolRequests):  # the approved run asks for approval again: it did not finish
+        log(f"paused again: approvals pending for {[c.tool_call_id for c in final.approvals]}")
+        return PAUSED_AGAIN_EXIT
     log(f"done: {final}")
     record_result({"answer": final})  # plugpull: the run's outcome, compared with the clean approval's
     print(final, flush=True)

@@ -245,7 +245,7 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     """Import ``RUN_IMPORTS`` in plugpull's fork server, once, instead of in every forked phase.
 
     Only imports (no price data is fetched, no thread started); a module a release does not have is skipped. Returns
-    None: the forked phase runs this module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    None: the forked phase runs this module as ``__main__`` (docs/DECISIONS.md, "Throughput").
     """
     import_present(*RUN_IMPORTS)
 

@@ -103,6 +103,6 @@ def plugpull_prefork(argv: list[str]) -> None:  # plugpull (optional): what --fo
     ``pydantic_ai.durable_exec.dbos`` registers the ``DBOSAgent`` class in DBOS's registry before ``DBOS(config=...)``
     rather than after; DBOS picks up what was registered before it was made (dbos/_dbos.py, "Lifecycles"), as it
     does for a user's decorated classes. A module a release does not have is skipped. Returns None: the forked phase
-    runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput (issue 26)").
+    runs its module as ``__main__`` (docs/DECISIONS.md, "Throughput").
     """
     import_present(*RUN_IMPORTS)

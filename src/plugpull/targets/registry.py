@@ -1,7 +1,8 @@
 """The built-in targets: every framework family's, in one place (``--target NAME``, the notebooks).
 
-A family module (plugpull.targets.families.<name>) declares ``FAMILY``, ``BUILT_INS`` and ``UPGRADE``
-(its resume-after-upgrade target, or None); adding a framework is one module and one entry in FAMILIES.
+A family module (plugpull.targets.families.<name>) declares ``FAMILY``, ``BUILT_INS``, ``UPGRADE``
+(its resume-after-upgrade target, or None) and ``TOUR`` (the lines bare ``plugpull`` runs of its targets);
+adding a framework is one module and one entry in FAMILIES.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from plugpull.targets.families import (
     llama_index,
     openai_agents,
     pydantic_ai,
+    pydantic_ai_temporal,
     restate,
+    temporal,
 )
-from plugpull.targets.target import BuiltIn, Target
+from plugpull.targets.target import BuiltIn, Stop, Target
 
 #: In the order `plugpull` lists and runs them.
 FAMILIES = (
@@ -32,6 +35,8 @@ FAMILIES = (
     crewai,
     llama_index,
     restate,
+    temporal,
+    pydantic_ai_temporal,
 )
 
 
@@ -45,6 +50,23 @@ def _by_name(built_ins: list[tuple[str, BuiltIn]]) -> dict[str, BuiltIn]:
 
 
 BUILT_INS: dict[str, BuiltIn] = _by_name([(b.name, b) for family in FAMILIES for b in family.BUILT_INS])
+
+#: The tour: what bare ``plugpull`` runs (docs/cli.md, "The default run"), in FAMILIES order; ``--all`` runs
+#: every line instead.
+TOUR: tuple[Stop, ...] = tuple(stop for family in FAMILIES for stop in family.TOUR)
+
+
+def tour_plan(targets: list[Target], repeat: int = 1) -> list[tuple[Target, str]]:
+    """The (target, point) runs of the tour among ``targets`` (the built-ins chosen: those installed), in
+    their order, each point ``repeat`` times."""
+    runs = []
+    for target in targets:
+        for stop in TOUR:
+            if stop.selects(target):
+                for point in stop.points:
+                    runs.extend([(target, point)] * repeat)
+    return runs
+
 
 #: resume-after-upgrade, built in: per framework family, the variants that start on release A and resume on
 #: release B. The same target module runs in both environments; only the interpreter differs

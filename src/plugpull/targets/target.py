@@ -43,14 +43,14 @@ class Target:
     # resume-after-upgrade: the command that resumes, in the other environment (release B); ``argv``
     # starts the run on release A. Empty for every other scenario.
     resume_argv: tuple[str, ...] = ()
-    # kill-mid-tool with sibling tool calls (issue 14): the effect the kill holds and the other tool
+    # kill-mid-tool with sibling tool calls: the effect the kill holds and the other tool
     # call's state at the kill, unless --hold/--sibling say otherwise.
     hold: tuple[str, int] | None = None
     sibling: tuple[str, str] | None = None
-    # kill-mid-tool aimed at a background save (issue 20): (NAME, N, "withheld"|"landed") each, the
+    # kill-mid-tool aimed at a background save: (NAME, N, "withheld"|"landed") each, the
     # target's own --save (provider.SAVE_STATES); --save replaces them.
     saves: tuple[tuple[str, int, str], ...] = ()
-    # A server the run talks to but that is not part of it (issue 25, Restate): the phase name that starts
+    # A server the run talks to but that is not part of it (Restate): the phase name that starts
     # it (``COMMAND serve``), run before the first phase in a session of its own, never killed with the run,
     # stopped after the last phase (plugpull.sidecar). None: no sidecar.
     sidecar: str | None = None
@@ -107,6 +107,30 @@ class BuiltIn:
             f"target {self.name!r} keeps its state on PostgreSQL and {self.server} is not set: "
             "run it under a throwaway cluster, python -m plugpull.postgres plugpull ..."
         )
+
+    def stop(self, options: dict[str, Any], *points: str) -> Stop:
+        """A stop of the tour (what bare ``plugpull`` runs, docs/cli.md): the one variant whose options are
+        ``options``, at ``points``. A declaration that names no variant or several is a mistake, raised here."""
+        matching = [v for v in self.variants if v.options == options]
+        if len(matching) != 1 or not points:
+            raise ValueError(
+                f"tour stop of {self.name!r}: options {options!r} name {len(matching)} variants, points {points!r}"
+            )
+        return Stop(target=self.name, options=tuple(options.items()), points=points)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One line or a few of the tour: a built-in target's variant (its options) and the points bare ``plugpull``
+    runs it at. The tour picks lines; their verdicts are measured like any other line's."""
+
+    target: str  # the --target name
+    options: tuple[tuple[str, Any], ...]  # the variant's options, in its order
+    points: tuple[str, ...]
+
+    def selects(self, target: Target) -> bool:
+        """Whether ``target`` is this stop's variant."""
+        return target.name == self.target and tuple(target.options.items()) == self.options
 
 
 def program_env(program: str) -> str:

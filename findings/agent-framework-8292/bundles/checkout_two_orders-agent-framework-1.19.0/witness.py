@@ -11,6 +11,8 @@ charge per idempotency key. The script runs itself twice, as child processes, in
   2. resume: ``storage.get_latest(workflow_name=...)``, ``run(checkpoint_id=...)`` (nothing saved: start over).
 On resume order B reaches open_payment first in ``swap``, A in ``control`` (A first on start in both).
 --start-python runs the start under another interpreter (an older release's venv: an upgrade).
+--fork forks each phase run by this interpreter from this process (Agent Framework imported once); a start
+under another --start-python still runs there.
 
 Last stdout line: one JSON object. Exit 0: each customer charged once, each order's receipt names its own
 customer; 1: not so (#8292), or the resuming release refused the checkpoint; 2: did not run as designed.
@@ -24,12 +26,16 @@ import importlib.metadata
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import traceback
 import uuid
 from pathlib import Path
+from typing import IO
 
 from agent_framework import FileCheckpointStorage, step, workflow
 
@@ -124,11 +130,15 @@ def parent(args: argparse.Namespace) -> int:
         print(json.dumps(out | {"verdict": verdict, "counts": counts, "did": f"{where}: {did}", "detail": detail}))
         return {"PASS": 0, "FAIL": 1}.get(verdict, 2)
 
+    if args.fork and threading.active_count() != 1:
+        return report("ERROR", {}, f"--fork: {threading.active_count()} threads; fork() copies only this one")
     with tempfile.TemporaryDirectory(prefix="af8292-") as tmp:
 
         def spawn(python: str, phase: str) -> subprocess.CompletedProcess:
-            argv = [python, __file__, "--variant", args.variant, "--kill", args.kill, "_phase", phase, tmp]
-            return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+            phase_args = ["--variant", args.variant, "--kill", args.kill, "_phase", phase, tmp]
+            if args.fork and python == sys.executable:
+                return run_forked(phase_args, timeout=120)
+            return subprocess.run([python, __file__, *phase_args], capture_output=True, text=True, timeout=120)
 
         try:
             start = spawn(start_python, "start")
@@ -155,13 +165,72 @@ def parent(args: argparse.Namespace) -> int:
     return report("PASS" if ok else "FAIL", counts, did, receipts=receipts)
 
 
-def main() -> int:
+def fork_phase(argv: list[str], out: IO, err: IO) -> int:
+    """Run main(argv) in a child forked from this process, its stdout and stderr on the files out and err."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            sys.argv = [__file__, *argv]
+            code = main(argv) or 0
+        except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+            if stop.code is None or isinstance(stop.code, int):
+                code = stop.code or 0
+            else:
+                print(stop.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+        finally:  # os._exit: the parent's exit handlers (its temp dir's removal) are not the child's
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid
+
+
+def wait_phase(pid: int, timeout: float, cmd: list[str]) -> int:
+    """The forked phase's exit code as subprocess gives it (-9 when SIGKILLed); SIGKILLed after timeout s and,
+    as subprocess.run does, TimeoutExpired naming cmd, the phase's command line when cold."""
+    pidfd = os.pidfd_open(pid)
+    exited = select.select([pidfd], [], [], timeout)[0]
+    os.close(pidfd)
+    if not exited:
+        os.kill(pid, signal.SIGKILL)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if not exited:
+        raise subprocess.TimeoutExpired(cmd, timeout)
+    return code
+
+
+def run_forked(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
+    returns, with the phase forked from this process."""
+    cmd = [sys.executable, __file__, *argv]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        code = wait_phase(fork_phase(argv, out, err), timeout, cmd)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(cmd, code, out.read().decode(), err.read().decode())
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", choices=("swap", "control"), default="swap")
     parser.add_argument("--kill", default="before effect charge_card:A 1", help="where the start is SIGKILLed")
     parser.add_argument("--start-python", help="interpreter that runs the start (another release); default: this one")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="fork each phase from this process, Agent Framework imported once (default: each phase a new "
+        "interpreter, as the records ran); a start under another --start-python stays a new interpreter",
+    )
     parser.add_argument("internal", nargs="*", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork: needs Linux (os.fork, os.pidfd_open)")
     if args.start_python and not os.access(args.start_python, os.X_OK):
         parser.error(f"--start-python {args.start_python}: not an executable file")
     if not re.fullmatch(

@@ -1,4 +1,4 @@
-"""Witness for openai/openai-agents-python#4775, with nothing but the OpenAI Agents SDK.
+"""OpenAI Agents SDK (no plugpull): a Session write that loses its ack stores the staged input twice (#4775).
 
 A run pauses on a tool that needs approval; the app stages input with RunState.add_input, approves,
 and runs the state again with a SQLiteSession. The Session stores the staged input, then raises (a
@@ -7,9 +7,13 @@ RunState.to_json(); a new process restores it and runs it again with the same Se
 (results.md, "Add input before resuming") promise one durable InputItem occurrence across
 serialization, resume, and replay-safe retries: the staged input's occurrences are counted.
 
-    python lost_session_ack.py [--point ack-lost|write-lost]
+    python lost_session_ack.py [--point ack-lost|write-lost] [--fork]
 
-Last stdout line: one JSON object. Exit 0 PASS (stored once), 1 FAIL (any other count), 2 ERROR.
+--fork forks the retry from this process (the Agents SDK imported once) before the failed run, held until
+the retry is due, instead of starting a new interpreter for it.
+
+Last stdout line: one JSON object. Exit 0: the Session holds the staged input once; 1: it holds it 0 or 2+ times;
+2: did not run as designed.
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ import argparse
 import asyncio
 import importlib.metadata
 import json
+import os
 import secrets
+import select
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +135,62 @@ async def resume(where: Path) -> int:
     return 0
 
 
-def phase(name: str, where: Path, *extra: str) -> int:
-    """Each phase in its own Python process: the retry shares nothing in memory with the failed run."""
-    argv = [sys.executable, __file__, "--phase", name, "--dir", str(where), *extra]
+class HeldRetry:
+    """The retry forked from this process before the failed run (--fork), so it holds none of that run's
+    memory: the child waits on a pipe, runs main(argv) once released, and exits 0 if the pipe closes first."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        held, self.go = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                os.close(self.go)
+                released = os.read(held, 1)
+                sys.argv = [__file__, *argv]
+                code = (main(argv) or 0) if released else 0
+            except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+                if stop.code is None or isinstance(stop.code, int):
+                    code = stop.code or 0
+                else:
+                    print(stop.code, file=sys.stderr)
+            except BaseException:
+                traceback.print_exc()
+            finally:  # os._exit: the parent's exit handlers (its temp dir's removal) are not the child's
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        os.close(held)
+
+    def release(self, timeout: float) -> int:
+        """Run the retry now; its exit code as subprocess gives it (-9 when SIGKILLed, as after timeout s)."""
+        os.write(self.go, b"1")
+        pidfd = os.pidfd_open(self.pid)
+        exited = select.select([pidfd], [], [], timeout)[0]
+        os.close(pidfd)
+        if not exited:
+            os.kill(self.pid, signal.SIGKILL)
+        code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        self.pid = None
+        if not exited:
+            raise subprocess.TimeoutExpired([sys.executable, __file__, *self.argv], timeout)
+        return code
+
+    def close(self) -> None:
+        """Without release(): the child exits without running."""
+        os.close(self.go)
+        if self.pid is not None:
+            os.waitpid(self.pid, 0)
+
+
+def retry(where: Path, held: HeldRetry | None = None) -> int:
+    """The retry in a Python process of its own: it shares nothing in memory with the failed run."""
+    if held is not None:
+        return held.release(timeout=240)
+    argv = [sys.executable, __file__, "--phase", "resume", "--dir", str(where)]
     return subprocess.run(argv, timeout=240).returncode
 
 
@@ -139,26 +201,44 @@ def report(point: str, verdict: str, counts: dict[str, int], did: str) -> int:
     return {"PASS": 0, "FAIL": 1}.get(verdict, 2)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--point", choices=["ack-lost", "write-lost"], default="ack-lost")
-    parser.add_argument("--phase", choices=["start", "resume"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="fork the retry from this process, the Agents SDK imported once (default: the retry is a new "
+        "interpreter, as the records ran)",
+    )
+    parser.add_argument("--phase", choices=["resume"], help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
-    parser.add_argument("--token", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork: needs Linux (os.fork, os.pidfd_open)")
     set_tracing_disabled(True)
-    if args.phase == "start":
-        return asyncio.run(start(Path(args.dir), args.point, args.token))
     if args.phase == "resume":
         return asyncio.run(resume(Path(args.dir)))
 
     token = secrets.token_hex(8)
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
-        started = phase("start", where, "--point", args.point, "--token", token)
-        if started != 1 or not (where / "state.json").exists():
-            return report(args.point, "ERROR", {}, f"start exited {started}: the {args.point} fault did not land")
-        resumed = phase("resume", where)
+        held = None
+        if args.fork:
+            if threading.active_count() != 1:
+                did = f"--fork: {threading.active_count()} threads after the imports; fork() copies only this one"
+                return report(args.point, "ERROR", {}, did)
+            held = HeldRetry(["--phase", "resume", "--dir", str(where)])
+        try:
+            try:
+                started = asyncio.run(start(where, args.point, token))  # the failed run: in this process
+            except Exception as exc:  # it failed otherwise than by the fault: no evidence either way
+                return report(args.point, "ERROR", {}, f"start raised {type(exc).__name__}: {exc}")
+            if started != 1 or not (where / "state.json").exists():
+                return report(args.point, "ERROR", {}, f"start returned {started}: the {args.point} fault did not land")
+            resumed = retry(where, held)
+        finally:
+            if held is not None:
+                held.close()
         with sqlite3.connect(where / "session.db") as db:
             rows = [
                 r[0] for r in db.execute("SELECT message_data FROM agent_messages WHERE session_id = ?", (SESSION,))

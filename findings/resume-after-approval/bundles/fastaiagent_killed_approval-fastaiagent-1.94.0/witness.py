@@ -1,6 +1,6 @@
 """FastAIAgent: a process SIGKILLed inside the approved tool leaves a run no public call can finish.
 
-    python fastaiagent_killed_approval.py --point before-effect|after-effect|before-save
+    python fastaiagent_killed_approval.py --point before-effect|after-effect|before-save [--fork]
 
 Needs only fastaiagent. An Agent with SQLiteCheckpointer and an offline FunctionModel asks for a
 refund; the refund tool calls interrupt() first, so the run pauses (child process 1). Child 2 approves
@@ -8,7 +8,7 @@ with agent.resume(id, resume_value=Resume(approved=True)) and SIGKILLs itself in
 before or after the refund (a row in effects.db), or after the tool returned, in the checkpointer's
 next put() (before-save). Child 3 recovers as the docs say (docs/agents/durability.md, "Tool-boundary
 crash": "A plain agent.resume(execution_id) re-invokes the saved tool"), and, refused, resumes with
-the approval again.
+the approval again. --fork imports FastAIAgent once and forks each child process from this one.
 
 Exit 0: recovery finished the run with one refund; 1: it could not (the claim taken by the killed
 approver is never given back); 2: the kill did not land as designed.
@@ -17,16 +17,26 @@ approver is never given back); 2: the kill did not land as designed.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import json
 import os
+import select
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import threading
+import traceback
 from pathlib import Path
+from typing import IO
 
 NAME = "fastaiagent_killed_approval"
+# What child() imports (it points FASTAIAGENT_LOCAL_DB at the run's local.db first): with --fork, imported once
+# before the first fork. The import reads no configuration (get_config() is an lru_cache filled on first use, in
+# the phase), writes nothing and starts no thread.
+PHASE_IMPORTS = ("fastaiagent", "fastaiagent._internal.errors", "fastaiagent.checkpointers", "fastaiagent.testing")
 
 
 def effects() -> int:
@@ -35,7 +45,7 @@ def effects() -> int:
         return db.execute("select count(*) from effects where name = 'refund'").fetchone()[0]
 
 
-def child(phase: str, point: str) -> int:
+def child(phase: str, point: str, db_url: str | None) -> int:
     os.environ["FASTAIAGENT_LOCAL_DB"] = os.path.abspath("local.db")
     from fastaiagent import Agent, AlreadyResumed, Resume, SQLiteCheckpointer, interrupt, tool
     from fastaiagent._internal.errors import ChainCheckpointError
@@ -59,14 +69,21 @@ def child(phase: str, point: str) -> int:
             os.kill(os.getpid(), signal.SIGKILL)
         return f"refunded order {order_id}"
 
-    class Store(SQLiteCheckpointer):
+    if db_url:  # FastAIAgent's PostgresCheckpointer (../../postgresql-stores/witness/on_postgres.py passes it)
+        from fastaiagent.checkpointers import PostgresCheckpointer
+
+        base, store_args = PostgresCheckpointer, (db_url,)
+    else:
+        base, store_args = SQLiteCheckpointer, ()
+
+    class Store(base):
         def put(self, checkpoint):
             # before-save: the approved tool has returned; die before the run's next checkpoint.
             if phase == "approve" and point == "before-save":
                 os.kill(os.getpid(), signal.SIGKILL)
             return super().put(checkpoint)
 
-    agent = Agent(name="refunds", llm=FunctionModel(reply), tools=[refund], checkpointer=Store())
+    agent = Agent(name="refunds", llm=FunctionModel(reply), tools=[refund], checkpointer=Store(*store_args))
     if phase == "start":
         result = agent.run("Please refund order A-1001.")
         Path("execution_id").write_text(result.execution_id)
@@ -93,20 +110,90 @@ def child(phase: str, point: str) -> int:
     return 0
 
 
-def main() -> int:
+def fork_phase(argv: list[str], out: IO, err: IO) -> int:
+    """Run main(argv) in a child forked from this process, its stdout and stderr on the files out and err."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            sys.argv = [__file__, *argv]
+            code = main(argv) or 0
+        except SystemExit as stop:  # as the interpreter takes it: None is 0, a message is printed and 1
+            if stop.code is None or isinstance(stop.code, int):
+                code = stop.code or 0
+            else:
+                print(stop.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+        finally:  # os._exit: the parent's exit handlers (its temp dir's removal) are not the child's
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return pid
+
+
+def wait_phase(pid: int, timeout: float, cmd: list[str]) -> int:
+    """The forked phase's exit code as subprocess gives it (-9 when SIGKILLed); SIGKILLed after timeout s and,
+    as subprocess.run does, TimeoutExpired naming cmd, the phase's command line when cold."""
+    pidfd = os.pidfd_open(pid)
+    exited = select.select([pidfd], [], [], timeout)[0]
+    os.close(pidfd)
+    if not exited:
+        os.kill(pid, signal.SIGKILL)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if not exited:
+        raise subprocess.TimeoutExpired(cmd, timeout)
+    return code
+
+
+def run_forked(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """What subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True, timeout=timeout)
+    returns, with the phase forked from this process."""
+    cmd = [sys.executable, __file__, *argv]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        code = wait_phase(fork_phase(argv, out, err), timeout, cmd)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(cmd, code, out.read().decode(), err.read().decode())
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--point", choices=("before-effect", "after-effect", "before-save"), default="after-effect")
     parser.add_argument("--phase", choices=("start", "approve", "recover"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--db-url", help="PostgresCheckpointer's database (default: SQLiteCheckpointer, local.db)")
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="import FastAIAgent once and fork each phase from this process (default: each phase a new "
+        "interpreter, as the records ran)",
+    )
+    args = parser.parse_args(argv)
+    if args.fork and sys.platform != "linux":
+        parser.error("--fork: needs Linux (os.fork, os.pidfd_open)")
     if args.phase:
-        return child(args.phase, args.point)
+        return child(args.phase, args.point, args.db_url)
 
     def run(phase: str) -> subprocess.CompletedProcess:
-        argv = [sys.executable, __file__, "--point", args.point, "--phase", phase]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=240)
+        phase_args = ["--point", args.point, "--phase", phase]
+        phase_args += ["--db-url", args.db_url] if args.db_url else []
+        if args.fork:
+            return run_forked(phase_args, timeout=240)
+        return subprocess.run([sys.executable, __file__, *phase_args], capture_output=True, text=True, timeout=240)
 
     version = importlib.metadata.version("fastaiagent")
     out = {"witness": NAME, "framework": "fastaiagent", "version": version}
+    if args.fork:
+        for name in PHASE_IMPORTS:
+            importlib.import_module(name)
+        if threading.active_count() != 1:
+            did = f"--fork: {threading.active_count()} threads after the imports; fork() copies only this one"
+            print(json.dumps(out | {"verdict": "ERROR", "counts": {}, "did": did}))
+            return 2
     for stale in ("effects.db", "dbos.sqlite", "local.db", "flow_states.db", "execution_id", "go"):
         if os.path.exists(stale):  # a run starts from nothing: no counts or state of an earlier one
             os.remove(stale)

@@ -14,21 +14,25 @@ component update or background networking (https://peter.sh/experiments/chromium
 
 ``python -m plugpull.report.harness.browser screenshot PAGE PNG [--width N]`` writes a screenshot of the
 whole page (how docs/scorecard-screenshot.png and docs/summary-screenshot.png are made);
-``python -m plugpull.report.harness.browser measure PAGE [--width N]`` prints what overflows, exit 1 if any.
+``python -m plugpull.report.harness.browser measure PAGE [--width N]`` prints what overflows and every word broken
+inside (a line break other than at a space or right after ``=`` or ``,``), exit 1 if any.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import html
 import json
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +60,72 @@ MEASURED_ID = "plugpull-measured"
 # measure_all's host page it also posts the JSON to the host (a file:// frame is another origin to its host).
 SCRIPT = """
 <script>
+// Words laid out over two lines other than right after "=" or "," or at a <wbr> (a word is a run of characters
+// without white space, across elements: <span>api=</span><wbr><span>functional</span> is one; a <br> or a box
+// ends it), and words in a table cell that run past its right edge. Text in <pre>, <svg>, <script> and <style> is
+// left out (it does not wrap).
+function brokenWords() {
+  const found = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT | NodeFilter.SHOW_ELEMENT);
+  const chars = [];  // [node, offset] per character of text, null between two blocks
+  const allowed = new Set();  // indices of chars a <wbr> comes before
+  let block = null;
+  const boxOf = (el) => {  // the nearest element that is not laid out inline: a line break between two is no break
+    while (el.parentElement && getComputedStyle(el).display === "inline") el = el.parentElement;
+    return el;
+  };
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.nodeType === Node.ELEMENT_NODE) {
+      if (node.tagName === "BR") chars.push(null);  // a line break where the page asks for one
+      if (node.tagName === "WBR") allowed.add(chars.length);  // a break the page allows (a run id's T)
+      continue;
+    }
+    const parent = node.parentElement;
+    if (!parent || parent.closest("pre, svg, script, style, #MEASURED_ID")) continue;
+    const mine = boxOf(parent);
+    if (mine !== block) { chars.push(null); block = mine; }
+    for (let i = 0; i < node.data.length; i++) chars.push([node, i]);
+  }
+  const lines = (range) => {
+    const rects = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+    rects.sort((a, b) => a.top - b.top);
+    let count = 0, bottom = -Infinity;
+    for (const r of rects) { if (r.top >= bottom - 1) { count++; bottom = r.bottom; } else bottom = Math.max(bottom, r.bottom); }
+    return [count, rects];
+  };
+  const rangeOf = (a, b) => {
+    const range = document.createRange();
+    range.setStart(chars[a][0], chars[a][1]);
+    range.setEnd(chars[b][0], chars[b][1] + 1);
+    return range;
+  };
+  const isSpace = (c) => c === null || /\\s/.test(c[0].data[c[1]]);
+  let start = null;
+  for (let i = 0; i <= chars.length; i++) {
+    if (i < chars.length && !isSpace(chars[i])) { if (start === null) start = i; continue; }
+    if (start === null) continue;
+    const end = i - 1, word = chars.slice(start, i).map((c) => c[0].data[c[1]]).join("");
+    const [count, rects] = lines(rangeOf(start, end));
+    if (count > 1) {
+      for (let k = start + 1; k <= end; k++) {
+        const before = rangeOf(k - 1, k - 1).getBoundingClientRect(), here = rangeOf(k, k).getBoundingClientRect();
+        const ch = word[k - 1 - start];
+        if (here.top >= before.bottom - 1 && ch !== "=" && ch !== "," && !allowed.has(k)) {
+          found.push({ word: word.slice(0, 80), at: k - start, why: "broken" });
+          break;
+        }
+      }
+    }
+    const cell = chars[start][0].parentElement.closest("td, th");
+    if (cell && rects.length) {
+      const edge = cell.getBoundingClientRect().right, right = Math.max(...rects.map((r) => r.right));
+      if (right > edge + 1) found.push({ word: word.slice(0, 80), at: word.length, why: "past its cell" });
+    }
+    start = null;
+    if (found.length >= 50) break;
+  }
+  return found;
+}
 addEventListener("load", () => {
   const root = document.documentElement;
   const items = [];
@@ -78,7 +148,7 @@ addEventListener("load", () => {
   out.id = "MEASURED_ID";
   out.textContent = JSON.stringify({
     viewport: root.clientWidth, scroll_width: root.scrollWidth, height: root.scrollHeight,
-    items: items, smallest_table_font: smallest,
+    items: items, smallest_table_font: smallest, broken: brokenWords(),
   });
   document.body.appendChild(out);
   if (window.parent !== window) window.parent.postMessage(out.textContent, "*");
@@ -145,6 +215,17 @@ class Layout:
     height: float
     items: list[Item] = field(default_factory=list)
     smallest_table_font: float | None = None
+    broken: list[dict[str, Any]] = field(default_factory=list)  # the script's brokenWords(): word, at, why
+
+    def broken_words(self) -> list[str]:
+        """One line per word laid out over two lines other than right after ``=`` or ``,``, or running past its
+        table cell's right edge (the first 50)."""
+        return [
+            f"{b['word'][: b['at']]!r} | {b['word'][b['at'] :]!r}: a word broken inside"
+            if b["why"] == "broken"
+            else f"{b['word']!r} runs past its table cell"
+            for b in self.broken
+        ]
 
     def overflows(self) -> list[str]:
         """One line per thing that runs off the right edge (the page itself, a table, a figure)."""
@@ -225,6 +306,7 @@ def _layout(page: Path, measured: str) -> Layout:
         height=data["height"],
         items=[Item(**item) for item in data["items"]],
         smallest_table_font=data["smallest_table_font"],
+        broken=data.get("broken") or [],
     )
 
 
@@ -267,17 +349,75 @@ def measure_all(
     ]
 
 
+#: The PNG text chunk (tEXt, https://www.w3.org/TR/png/#11tEXt) a screenshot records its page's sha256 in, so
+#: ``plugpull report check`` can tell a screenshot of today's page from an older one without a browser.
+SOURCE_KEY = "plugpull-source-sha256"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def source_digest(page: Path) -> str:
+    """The sha256 of ``page``'s bytes, as a screenshot of it records it."""
+    return hashlib.sha256(page.read_bytes()).hexdigest()
+
+
+def png_text(png: Path) -> dict[str, str]:
+    """The tEXt chunks of a PNG (keyword -> text); empty for a file that is not a PNG."""
+    data = png.read_bytes() if png.is_file() else b""
+    if not data.startswith(PNG_SIGNATURE):
+        return {}
+    out, at = {}, len(PNG_SIGNATURE)
+    while at + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[at : at + 8])
+        if kind == b"tEXt":
+            keyword, _, text = data[at + 8 : at + 8 + length].partition(b"\0")
+            out[keyword.decode("latin-1")] = text.decode("latin-1")
+        if kind == b"IEND":
+            break
+        at += 12 + length
+    return out
+
+
+def _with_text(data: bytes, keyword: str, text: str) -> bytes:
+    """The PNG ``data`` with a tEXt chunk right after its IHDR (the first chunk, 25 bytes past the signature)."""
+    body = keyword.encode("latin-1") + b"\0" + text.encode("latin-1")
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body))
+    end = len(PNG_SIGNATURE) + 25
+    return data[:end] + chunk + data[end:]
+
+
 def screenshot(page: Path, png: Path, width: int = WIDTH, timeout: float = TIMEOUT) -> Path:
-    """A PNG of the whole of ``page`` in a ``width`` px window (its height measured first)."""
+    """A PNG of the whole of ``page`` in a ``width`` px window (its height measured first), recording the page's
+    sha256 under :data:`SOURCE_KEY`."""
     height = int(measure(page, width, timeout=timeout).height) + 16
     png.parent.mkdir(parents=True, exist_ok=True)
+    digest = source_digest(page)
+    drawn = png.with_name(png.stem + ".part.png")  # Chromium picks the format by the extension
     done = run(
-        [f"--window-size={width},{height}", f"--screenshot={png.resolve()}", page.resolve().as_uri()],
+        [f"--window-size={width},{height}", f"--screenshot={drawn.resolve()}", page.resolve().as_uri()],
         timeout,
     )
-    if not png.is_file():
+    if not drawn.is_file():
         raise BrowserError(f"Chromium (exit {done.returncode}) wrote no screenshot of {page}")
+    data = drawn.read_bytes()
+    drawn.unlink()
+    if not data.startswith(PNG_SIGNATURE):
+        raise BrowserError(f"Chromium wrote no PNG for {page}")
+    png.write_bytes(_with_text(_palette(data), SOURCE_KEY, digest))
     return png
+
+
+def _palette(data: bytes, colours: int = 64) -> bytes:
+    """A page's screenshot as a palette PNG of ``colours`` (flat fills and text fit one: the scorecard's is 821 KB as
+    Chromium's RGB, a fifth of it as 64 colours), or ``data`` as it is without Pillow (matplotlib's dependency)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return data
+    import io
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(data)).convert("RGB").quantize(colours).save(out, format="PNG", optimize=True)
+    return out.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -304,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrowserError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 2
-    problems = layout.overflows() + layout.shrunk()
+    problems = layout.overflows() + layout.shrunk() + layout.broken_words()
     for line in problems:
         print(line)
     print(

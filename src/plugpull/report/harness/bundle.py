@@ -4,7 +4,8 @@ One bundle per (witness script of a ``bug`` claim, release the claim fails on), 
 that release's pin set: ``findings/<id>/bundles/<slug>/`` and ``<slug>.zip`` beside it (``--out DIR``
 elsewhere). It holds
 
-- ``ISSUE.md``: the upstream issue body (:func:`render_issue`, with the blocks of ``plugpull report issue-body``);
+- ``ISSUE.md``: the issue body a maintainer of the one framework pastes (:func:`render_issue`; its one command
+  is :func:`maintainer_command`);
 - ``witness.py``: the claim's framework-only witness, copied from ``findings/<id>/witness/``;
 - ``requirements.txt``: hash-locked, only what the witness needs (the framework and the extra
   distributions the claim's ``witness.requires`` names) at exactly the versions and files of the failing
@@ -23,6 +24,7 @@ bundle is built in a scratch folder and moved into place at the end.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.errors import BundleError, LockError
-from plugpull.report.harness import history, issue_body, markdown, package_index, sweep
+from plugpull.report.harness import history, issue_body, package_index, sweep
 from plugpull.report.harness.finding import FINDINGS_DIR, Finding, PinSet
 from plugpull.report.kernel import claims, record, versions
 from plugpull.results import redact
@@ -55,6 +57,12 @@ EXIT_CODES = {0: "PASS", 1: "FAIL", 2: "ERROR"}
 def is_bug(expectation: claims.Expectation) -> bool:
     """An expectation of a FAIL whose kind is ``bug``: only bugs go upstream as a bug report."""
     return expectation.expects_fail and expectation.kind == "bug"
+
+
+def fails_as_bug(line: claims.LineJudgement) -> bool:
+    """A FAIL of ``line`` is the bug's: its expectation there is of kind bug (:func:`is_bug`), or claims PASS (no kind:
+    nothing says the FAIL is something else)."""
+    return line.expectation.kind in ("bug", None)
 
 
 def witness_of(expectation: claims.Expectation) -> claims.Witness | None:
@@ -76,11 +84,20 @@ class Row:
     judged: dict[str, claims.LineJudgement]  # claim label -> judgement
 
     def fails(self, labels: Sequence[str]) -> bool:
-        return any(self.judged[x].failed > 0 for x in labels if x in self.judged)
+        """The bug shows on this release: a line of ``labels`` failed where its claim says that FAIL is the bug.
+
+        A line that fails there for another reason (the claim's kind on this release is app or documented, as
+        openai-agents-4244's second approval on the fixed release) is not the bug failing."""
+        return any(self.judged[x].failed > 0 and fails_as_bug(self.judged[x]) for x in labels if x in self.judged)
 
     def passes(self, labels: Sequence[str]) -> bool:
+        """The bug does not show: every line of ``labels`` ran, none failed as the bug, and at least one passed."""
         mine = [self.judged[x] for x in labels if x in self.judged]
-        return bool(mine) and all(j.finished > 0 and j.failed == 0 for j in mine)
+        return (
+            bool(mine)
+            and all(j.finished > 0 and (j.failed == 0 or not fails_as_bug(j)) for j in mine)
+            and any(j.failed == 0 for j in mine)
+        )
 
     def witness(self, label: str) -> claims.WitnessJudgement | None:
         """The witness of ``label`` on this record against the harness's line (None: no witness declared)."""
@@ -250,6 +267,8 @@ def plan(finding: Finding, pins: Sequence[str] = ()) -> list[Bundle]:
                 )
             why = refusals.get(name) or "no bug claim expects a FAIL on it"
             raise BundleError(f"finding {finding.id!r}, pin set {name!r}: nothing to bundle: {why}")
+    for made in bundles:
+        check_issue(made, script_facts(made.witness.read_text()))
     if not bundles:
         raise BundleError(
             f"finding {finding.id!r}: no pin set's newest record shows a bug line failing"
@@ -549,22 +568,29 @@ def run_python(bundle: Bundle) -> str:
     return bundle.run_python or bundle.python
 
 
+def uv_command(python: str, args: Sequence[str], requirements: str = REQUIREMENTS, *, upgrade: bool = False) -> str:
+    """The uv command that runs the witness with ``args`` from a bundle's folder (an upgrade pair's start
+    release set up first, its python passed as ``--start-python``)."""
+    setup, start_args = "", []
+    if upgrade:
+        start_args = ["--start-python", "start/bin/python"]
+        setup = f"uv venv --python {python} start && uv pip install --python start/bin/python --require-hashes -r {START} && "
+    argv = " ".join(shlex.quote(a) for a in [*start_args, *args])
+    return f"{setup}uv run --no-project --python {python} --with-requirements {requirements} python {WITNESS}" + (
+        f" {argv}" if argv else ""
+    )
+
+
 def commands(bundle: Bundle, args: Sequence[str], requirements: str = REQUIREMENTS) -> tuple[str, str]:
     """(the uv command, the pip + python equivalent) that run the witness with ``args`` from the folder."""
     python = run_python(bundle)
     start_args: list[str] = []
-    uv_setup = pip_setup = ""
+    pip_setup = ""
     if bundle.upgrade:
         start_args = ["--start-python", "start/bin/python"]
-        uv_setup = (
-            f"uv venv --python {python} start && "
-            f"uv pip install --python start/bin/python --require-hashes -r {START} && "
-        )
         pip_setup = f"python{python} -m venv start && start/bin/pip install --require-hashes -r {START} && "
     argv = " ".join(shlex.quote(a) for a in [*start_args, *args])
-    uv = f"{uv_setup}uv run --no-project --python {python} --with-requirements {requirements} python {WITNESS}" + (
-        f" {argv}" if argv else ""
-    )
+    uv = uv_command(python, args, requirements, upgrade=bundle.upgrade)
     pip = (
         f"{pip_setup}python{python} -m venv .venv && .venv/bin/pip install --require-hashes -r {requirements} && "
         f".venv/bin/python {WITNESS}" + (f" {argv}" if argv else "")
@@ -670,6 +696,16 @@ def readme(bundle: Bundle) -> str:
             "",
         ]
         out += expected_output(bundle, lines)
+    if bundle.lines[0].claim.timing:
+        out += [
+            "It fails in some runs only (a race); this runs it many times and prints how many failed (ISSUE.md "
+            "says what rate to expect):",
+            "",
+            "```sh",
+            maintainer_command(bundle),
+            "```",
+            "",
+        ]
     out += [
         "`uv run --with-requirements` installs these versions into a throwaway environment; uv (0.13) does not "
         "check the hashes there, `pip install --require-hashes` does.",
@@ -711,128 +747,251 @@ def readme(bundle: Bundle) -> str:
 
 # --- ISSUE.md -----------------------------------------------------------------------------------------------
 
+#: A witness's docstring sentence of what a PASS is: "Exit 0: <expected>; 1: ...".
+_EXIT_0 = re.compile(r"Exit 0: (.+?); 1: ", re.S)
+#: The module-level string a witness that simulates a fault (a power cut) declares: what it simulates and how.
+SIMULATES = "SIMULATES"
+#: Runs a maintainer's repeat command aims at: enough for a FAIL at the measured rate with this probability.
+REPEAT_CONFIDENCE = 0.95
+REPEAT_MIN, REPEAT_MAX = 10, 100
 
-def _counts(counts: Any) -> str:
-    if not isinstance(counts, dict) or not counts:
+
+@dataclass(frozen=True)
+class Script:
+    """What a bundle's ISSUE.md reads from the witness itself (its author's words, not the finding's)."""
+
+    summary: str  # the docstring's first line, without "(no plugpull)"
+    expected: str  # the docstring's "Exit 0: ..." sentence ("" when it has none)
+    simulates: str  # its SIMULATES string ("" when it declares none)
+    repeat: bool  # it takes --repeat N
+
+
+def script_facts(text: str) -> Script:
+    """:class:`Script` of a witness's source text (parsed, not run)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return Script("", "", "", False)
+    doc = ast.get_docstring(tree) or ""
+    first = doc.strip().splitlines()[0] if doc.strip() else ""
+    summary = " ".join(first.replace("(no plugpull)", "").split()).replace(" :", ":").replace(" .", ".").rstrip(". ")
+    match = _EXIT_0.search(doc)
+    simulates = ""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == SIMULATES for t in node.targets):
+            try:
+                simulates = " ".join(str(ast.literal_eval(node.value)).split())
+            except ValueError:
+                simulates = ""
+    repeat = bool(re.search(r"""add_argument\(\s*["']--repeat["']""", text))
+    return Script(summary, " ".join(match.group(1).split()) if match else "", simulates, repeat)
+
+
+@dataclass(frozen=True)
+class Rate:
+    """How often a timing line failed on the bundle's release: the report's runs and the script's own."""
+
+    failed: int
+    runs: int
+    script_failed: int
+    script_runs: int
+    seconds: float  # the median seconds of one run of the script (0: unknown)
+
+    @property
+    def pooled(self) -> float:
+        total = self.runs + self.script_runs
+        return (self.failed + self.script_failed) / total if total else 0.0
+
+    def repeat(self) -> int:
+        """Runs for the maintainer's command: at the pooled rate, at least one FAIL with REPEAT_CONFIDENCE,
+        rounded up to tens, within [REPEAT_MIN, REPEAT_MAX]."""
+        p = self.pooled
+        if p >= 1:
+            return REPEAT_MIN
+        if p <= 0:
+            return REPEAT_MAX
+        needed = math.log(1 - REPEAT_CONFIDENCE) / math.log(1 - p)
+        return max(REPEAT_MIN, min(REPEAT_MAX, 10 * math.ceil(needed / 10)))
+
+
+def rate_of(b: Bundle, line: Line) -> Rate:
+    outputs = b.row.witness_outputs(line.label)
+    entry = claims.witness_entries(b.row.doc).get(line.label) or {}
+    seconds = sorted(float(r.get("seconds") or 0) for r in entry.get("runs") or [] if isinstance(r, dict))
+    return Rate(
+        failed=line.judgement.failed,
+        runs=line.judgement.finished,
+        script_failed=sum(o.get("verdict") == "FAIL" for _, o in outputs),
+        script_runs=len(outputs),
+        seconds=seconds[len(seconds) // 2] if seconds else 0.0,
+    )
+
+
+def percent(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def rate_sentence(rate: Rate, n: int, where: str) -> str:
+    """What a maintainer running ``--repeat n`` should expect, from the records' counts."""
+    lo, hi = claims.wilson(rate.failed, rate.runs)
+    measured = f"{rate.failed} of {rate.runs} runs, 95 % interval {percent(lo)} to {percent(hi)}"
+    if rate.script_runs:
+        measured += f", and this script alone {rate.script_failed} of {rate.script_runs}"
+    expect = max(1, round(rate.pooled * n))
+    took = (
+        f"; one run took about {rate.seconds:.0f} s, {n} about {rate.seconds * n / 60:.0f} min" if rate.seconds else ""
+    )
+    return (
+        f"It fails in some runs only (a race), so the command runs it {n} times and prints how many failed: "
+        f"expect about {expect} of {n} to fail (measured on {where}: {measured}{took})."
+    )
+
+
+def first_failure(b: Bundle, line: Line) -> tuple[int | None, dict[str, Any]] | None:
+    """The record's first run of the script that failed, as (exit code, last JSON line)."""
+    return next(((c, o) for c, o in b.row.witness_outputs(line.label) if o.get("verdict") == "FAIL"), None)
+
+
+def _plain(text: str) -> str:
+    """A sentence of the records, capitalised, with its end stop."""
+    text = issue_body.one_line(text).rstrip(".")
+    if not text:
         return ""
-    return ", ".join(f"{name}={n}" for name, n in counts.items())
+    word = text.split()[0]
+    # An identifier (draft_refund, run(), os.replace) keeps its case.
+    return (text[:1].upper() + text[1:] if word.isalpha() and word.islower() else text) + "."
 
 
-def measured_line(b: Bundle, label: str) -> str:
-    """What the failing release's newest record measured on one line: verdicts, the counts and message of
-    its first FAIL run."""
-    line = next(x for x in b.lines if x.label == label)
-    failed = [r for r in b.row.doc.get("results") or [] if line.claim.matches_result(r) and r.get("verdict") == "FAIL"]
-    text = line.judgement.cell()
-    if failed:
-        counts = _counts((failed[0].get("evidence") or {}).get("counts"))
-        text += (f"; {counts}" if counts else "") + f": {issue_body.one_line(failed[0].get('message', ''))}"
-    return text
+def main_args(b: Bundle) -> tuple[str, ...]:
+    """The arguments of the bundle's one command: its first line's, plus ``--repeat N`` on a timing line."""
+    line = b.lines[0]
+    if not line.claim.timing:
+        return line.args
+    return (*line.args, "--repeat", str(rate_of(b, line).repeat()))
 
 
-def witness_line(b: Bundle, label: str) -> str:
-    """The witness's own result on the failing release's record: verdicts with counts, and exit codes."""
-    outputs = b.row.witness_outputs(label)
-    if not outputs:
-        text = b.row.witness_text(label)
-        return "not run by the report on this record (it predates witnesses)" if text == "–" else text
-    seen = dict.fromkeys(f"{o.get('verdict')} {_counts(o.get('counts'))} (exit {code})" for code, o in outputs)
-    return (f"{len(outputs)} runs: " if len(outputs) > 1 else "") + "; ".join(" ".join(x.split()) for x in seen)
+def maintainer_command(b: Bundle) -> str:
+    """The one command a maintainer runs from the unpacked bundle (uv only; ISSUE.md and README.md give it).
+
+    Other parts of plugpull point at it (a record made from uncommitted files gives it instead of a commit)."""
+    return commands(b, main_args(b))[0]
 
 
-def versions_table(b: Bundle) -> list[str]:
-    """Every release (or upgrade pair) with a record: per bundle line the harness's cell and the witness's,
-    then the first failing and first fixed release the records show."""
+def check_issue(b: Bundle, script: Script) -> None:
+    """BundleError when the witness cannot back an ISSUE.md: a timing line's witness must take --repeat."""
+    if any(line.claim.timing for line in b.lines) and not script.repeat:
+        raise BundleError(
+            f"finding {b.finding.id!r}: witness {b.witness.name} backs a timing line but takes no --repeat N "
+            "(a maintainer would see one sample of a rate)"
+        )
+
+
+def versions_lines(b: Bundle) -> list[str]:
+    """The releases (or upgrade pairs) the records show failing and passing, for the bundle's framework."""
     labels = [line.label for line in b.lines]
-    head = ["release" if not b.upgrade else "saved by → resumed by"]
-    for label in labels:
-        prefix = f"`{label}` " if len(labels) > 1 else ""
-        head += [f"{prefix}harness", f"{prefix}witness"]
-    head.append("plugpull run")
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    fails, passes = [], []
     for row in b.table:
         if not any(label in row.judged for label in labels):
             continue
-        cells = []
-        for label in labels:
-            judged = row.judged.get(label)
-            cells += [judged.cell() if judged else "–", row.witness_text(label) if judged else "–"]
-        name = f"**{row.label}**" if row.pin == b.pin.name else row.label
-        out.append(
-            f"| {name} | " + " | ".join(markdown.cell(c) for c in cells) + f" | {row.doc['date']} `{row.path.stem}` |"
-        )
-    out += [
-        "",
-        "harness: plugpull's run of the line (each run's verdict; on a timing line FAIL runs / finished runs and "
-        "the 95 % Wilson interval); witness: the standalone script's verdicts in the same environment "
-        "(– : the record predates witnesses).",
-        "",
-    ]
-    if b.first_failing is not None:
-        before = [r for r in b.table if r.sort < b.first_failing.sort and any(x in r.judged for x in labels)]
-        first = f"- first release measured to fail: **{b.first_failing.label}**"
-        if not before:
-            out.append(f"{first} (the oldest release measured)")
-        else:
-            shown = "; ".join(f"`{x}` {before[-1].judged[x].cell()}" for x in labels if x in before[-1].judged)
-            out.append(f"{first} (the release measured before it, {before[-1].label}: {shown})")
-    if b.first_fixed is not None:
-        out.append(f"- first release measured to pass after {b.version}: **{b.first_fixed.label}**")
-    elif not b.upgrade:
-        out.append(f"- no measured release after {b.version} passes")
-    return [*out, ""]
+        name = row.label
+        mine = [row.judged[x] for x in labels if x in row.judged]
+        if row.fails(labels):
+            timing = [j for j in mine if j.claim.timing]
+            fails.append(name + (f" ({timing[0].failed} of {timing[0].finished} runs)" if timing else ""))
+        elif row.passes(labels):
+            passes.append(name + (f" (0 of {mine[0].finished} runs)" if mine[0].claim.timing else ""))
+    what = f"({b.dist}, saved by → resumed by)" if b.upgrade else f"on {b.dist}"
+    out = [f"- fails {what}: " + ", ".join(fails)]
+    out.append(f"- passes {what}: " + (", ".join(passes) if passes else "none of the releases measured"))
+    return out
 
 
 def render_issue(b: Bundle) -> str:
-    """A bundle's ISSUE.md: everything from finding.toml, the records and the witness, in the blocks
-    ``plugpull report issue-body`` uses too (report/harness/issue_body.py)."""
-    f = b.finding
+    """A bundle's ISSUE.md, an issue body a maintainer of ``b.dist`` pastes: at most about 45 lines, about this
+    framework only, every fact from the witness script, finding.toml's support of the bug and the records."""
+    script = script_facts(b.witness.read_text())
+    check_issue(b, script)
     what = f"{b.dist} {b.version}" if not b.upgrade else f"{b.dist} {b.start_version} → {b.version}"
-    out = [f"# {f.title} ({what})", "", f.claim, "", "## What happens", ""]
-    for line in b.lines:
-        why = f" — {line.expectation.why}" if line.expectation.why else ""
-        args = " ".join(shlex.quote(a) for a in line.args)
-        out += [
-            f"- `{line.label}`: claimed {line.expectation.describe()}{why}.",
-            f"  - measured on {what} (plugpull run `{b.record_stem}`): {markdown.cell(measured_line(b, line.label))}",
-            f"  - witness (`python {WITNESS}{' ' + args if args else ''}`): {markdown.cell(witness_line(b, line.label))}",
-        ]
-    out.append("")
-    blocks: list[list[str]] = []
-    for line in b.lines:
-        block = issue_body.kind_block(line.expectation.support)
-        if block and block not in blocks:
-            blocks.append(block)
-    out += ["## Why this is a bug", ""]
-    for block in blocks:
-        out += block
-    shown = {line.expectation.support.issue for line in b.lines}
-    links = [x for x in [*(f.links.get("issues") or []), *(f.links.get("prs") or [])] if x not in shown]
-    if links:
-        out += ["Related: " + ", ".join(links), ""]
-    out += ["## Releases", "", *versions_table(b)]
+    first = b.lines[0]
+    out = [f"# {what}: {script.summary}" if script.summary else f"# {what}", ""]
+    if script.simulates:
+        out += [f"**Note:** {_plain(script.simulates)}", ""]
+    because = first.expectation.support.because
+    if because:
+        out += [_plain(because), ""]
+    out += [f"**Expected:** {_plain(script.expected or 'the script exits 0')}", ""]
+    actual = []
+    for args, lines in b.arg_sets():
+        failure = first_failure(b, lines[0])
+        shown = f"`{shlex.join(args)}`: " if len(b.arg_sets()) > 1 else ""
+        if failure is not None:
+            code, output = failure
+            actual.append(f"{shown}{_plain(output.get('did') or '')[:-1]} (exit {code}).")
+        else:
+            actual.append(f"{shown}{_plain(lines[0].expectation.why or 'the script exits 1')}")
+    if len(actual) == 1:
+        out += [f"**Actual** (on {what}): {actual[0]}", ""]
+    else:
+        out += [f"**Actual** (on {what}):", "", *(f"- {a}" for a in actual), ""]
+    out += ["## Versions", "", *versions_lines(b), ""]
     out += [
         "## Reproduce",
         "",
-        f"`{WITNESS}` needs only the standard library and {b.dist}"
-        + (f" ({', '.join(b.requires)})" if b.requires else "")
-        + ":",
+        f"From the unzipped folder, with [uv](https://docs.astral.sh/uv/) (it fetches Python {run_python(b)} "
+        "when missing):",
         "",
-        "```python",
-        b.witness.read_text().rstrip("\n"),
+        "```sh",
+        maintainer_command(b),
         "```",
         "",
-        f"From the bundle folder (`{REQUIREMENTS}` pins {b.dist} {b.version} and its dependencies with hashes):",
-        "",
     ]
-    for args, _ in b.arg_sets():
-        uv, pip = commands(b, args)
-        out += ["```sh", uv, "# or, hash-checked:", pip, "```", ""]
-    out += ["Exit code 0 PASS, 1 FAIL (this report), 2 ERROR (did not run as designed); the last line is JSON.", ""]
+    notes = [
+        "It ends by printing one JSON object; exit 0: as expected, 1: the failure above, 2: it did not run as designed."
+    ]
+    if first.claim.timing:
+        notes.append(rate_sentence(rate_of(b, first), int(main_args(b)[-1]), what))
+    if len(b.arg_sets()) > 1:
+        others = [f"`{shlex.join(args)}`" for args, _ in b.arg_sets()[1:]]
+        notes.append("The other cases above: the same command with " + " or ".join(others) + " instead.")
+    if b.first_fixed is not None:
+        notes.append(f"{b.dist} {b.first_fixed.label} passes: the same command with `{FIXED}`.")
+    notes.append("`README.md` gives the same with pip and hash-checked installs.")
+    out += [" ".join(notes), ""]
+    sources: list[str] = []
+    for line in b.lines:
+        support = line.expectation.support
+        if support.quote is not None:
+            sources += [f"> {issue_body.one_line(support.quote.text)}", f"> — {support.quote.url}", ""]
+        if support.issue:
+            sources += [f"Upstream issue: {support.issue}", ""]
+        elif support.searched:
+            sources += [f"No upstream issue found: {issue_body.one_line(support.searched)}", ""]
+    out += ["## Docs", "", *_blocks(sources)]
     out += ["## Environment", "", *issue_body.environment_lines(b.row.doc, b.dist, b.version)]
     out += [
-        f"- attached: the executed notebook of plugpull's run (`{b.record_stem}.ipynb`, `.html`), which runs the "
-        "same scenario through plugpull's harness",
+        f"- attached: `{WITNESS}` (the Python standard library and {b.dist}"
+        + (f", {', '.join(b.requires)}" if b.requires else "")
+        + f" only), `{REQUIREMENTS}` (hash-locked), `{b.record_stem}.html` (the same failure as run by plugpull, "
+        "a crash-testing tool)",
         "",
     ]
     return "\n".join(out)
+
+
+def _blocks(lines: list[str]) -> list[str]:
+    """``lines`` (blocks separated by "") with each block once, in order."""
+    blocks: list[list[str]] = [[]]
+    for line in lines:
+        if line:
+            blocks[-1].append(line)
+        elif blocks[-1]:
+            blocks.append([])
+    out: list[str] = []
+    seen: list[list[str]] = []
+    for block in blocks:
+        if block and block not in seen:
+            seen.append(block)
+            out += [*block, ""]
+    return out

@@ -10,6 +10,8 @@
   plugpull report issue-body FINDING
   plugpull report bundle FINDING [--pin NAME] [--out DIR]
   plugpull report jupyter-path [--finding ID] [--pin NAME]
+  plugpull report new ID --agent FILE --scenario NAME --pin DIST==VERSION [--pin ...] [--issue URL] [--agent-args ARGS]
+  plugpull report recall [--mutant FRAMEWORK/NAME] [--framework NAME] [-j N] [--page-only]
 
 ``run`` is the default: ``plugpull report --finding ID --pin NAME`` is ``plugpull report run --finding ID --pin NAME``
 (what every record's "how to reproduce" cell prints, so it stays). Every subcommand takes ``--root DIR``.
@@ -23,17 +25,22 @@ Exit codes:
      recorded as cannot run, and the summary was written
   1  check found problems (printed one per line: a record that contradicts its finding's claim, a witness that
      disagrees or did not run for a bug or documented claim, a FAIL claim without its kind or support, an invalid
-     record, a generated page out of date, findings/ over 100 MB); a notebook or an environment failed (named at
-     the end; its HTML and JSON, with ``error``, were still written); summary: its notebook failed; bundle: a
-     requirements file could not be compiled (nothing written)
+     record, a committed record from uncommitted files, a machine path in a record, a generated page that is
+     stale, findings/ over 100 MB); a notebook or an environment failed (named at the end; its HTML and JSON,
+     with ``error``, were still written), or a run finding's summary.html could not be written; summary: its
+     notebook failed; bundle: a requirements file could not be compiled (nothing written)
   2  bad input, before anything runs (one line): an unknown subcommand or option, an unknown finding or pin set,
      a lock that does not resolve, a parameter the notebook does not declare, no uv; --executor dask without
      distributed or with a scheduler that cannot be reached; merge of an invalid record or of a run id already
      there with other content (nothing is copied); sweep: a --versions range that is not PEP 440, an index that
      cannot list the releases or gives no upload times; bundle of a finding with no bug claim, a bug claim with
      no witness, a pin set with no record or whose newest record does not show the bug, an --out that is not a
-     writable folder (nothing written); jupyter-path with no pin set built
+     writable folder (nothing written); jupyter-path with no pin set built; new: an id that exists, an agent file
+     that does not, an unknown scenario, a --pin that is not DIST==VERSION or does not resolve (nothing written)
   130 interrupted (Ctrl-C)
+
+``recall`` (docs/report.md, "Recall"): 0 its record and docs/finding-recall.md were written; with --verify-only,
+every mutant verified (else 1); 2 bad input or a mutant whose patch does not apply.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ from typing import Any
 
 from plugpull.arguments import ArgParser, UsageError
 from plugpull.errors import ParseError
-from plugpull.report.harness import environment, executors, history, merge, pages, pipeline
+from plugpull.report.harness import environment, executors, history, merge, pages, pipeline, recall
 from plugpull.report.harness.finding import Finding, FindingError, PinSet, find_root, load_all, read_once
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -65,10 +72,12 @@ class Parser(ArgParser):
 # --- the parser -------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, str] = {
-    "run": "run the findings' notebooks on their pin sets (the default: `plugpull report --finding ID` runs ID)",
+    "run": "run the findings' notebooks on their pin sets and write their records and own pages (the default: "
+    "`plugpull report --finding ID` runs ID); README.md, docs/results.md and the scorecard wait for regenerate",
     "check": "validate the records, judge the newest per pin set against the claims and witnesses, check the "
     "claims' kinds and that the generated pages are up to date; run nothing",
-    "regenerate": "rewrite docs/results.md and every generated doc section from the records; run nothing",
+    "regenerate": "rewrite the generated notebooks from finding.toml, and every generated page from the records "
+    "(docs/results.md, the scorecard, README's and docs' generated sections); run nothing",
     "list": "print the (finding, pin set) jobs a run would make, one per line or --json; run nothing",
     "merge": "copy the run records under each DIR into findings/ (never replacing one), then regenerate the pages",
     "sweep": "run FINDING on every release of its framework in --versions (a pin set generated per release), "
@@ -79,6 +88,10 @@ COMMANDS: dict[str, str] = {
     "without this repository; run nothing",
     "jupyter-path": "gather the private kernels of the pin sets built so far in one folder and print it, for "
     "JUPYTER_PATH; run nothing",
+    "new": "make findings/ID/ from a user's agent (finding.toml with claim stubs, the agent, a witness stub, a locked "
+    "pin set per --pin) and its generated notebook and page; run nothing",
+    "recall": "run every built-in target of each mutant's framework on its patched release (findings/recall/mutants/) "
+    "and the unpatched one, and write docs/finding-recall.md: which planted bugs plugpull catches",
 }
 
 
@@ -106,7 +119,7 @@ def build_parser() -> Parser:
     parser = Parser(
         prog=PROG,
         description="Run every finding's notebook with papermill on each of its pin sets and write "
-        "findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json} (never replacing one) and docs/results.md; "
+        "findings/<id>/<date>/<pin>-<run id>.{ipynb,html,json} (never replacing one) and the finding's own pages; "
         "the other subcommands read, check, merge and publish those records.",
         epilog="With no subcommand, `plugpull report [options]` is `plugpull report run [options]`. "
         "`plugpull report SUBCOMMAND --help` shows each one's options. The flags these subcommands replace "
@@ -181,6 +194,17 @@ def build_parser() -> Parser:
 
     _finding_filter(made["jupyter-path"])
     _pin_filter(made["jupyter-path"])
+
+    new = made["new"]
+    new.add_argument("id", metavar="ID", help="the finding's id: its folder findings/ID/")
+    new.add_argument("--agent", required=True, type=Path, metavar="FILE", help="the agent (docs/agent-protocol.md)")
+    new.add_argument("--scenario", required=True, metavar="NAME", help="the scenario the agent runs")
+    new.add_argument(
+        "--pin", action="append", default=[], metavar="DIST==VERSION", help="a release to run on (repeatable)"
+    )
+    new.add_argument("--issue", metavar="URL", help="the upstream issue")
+    new.add_argument("--agent-args", default="", metavar="ARGS", help="the agent's own arguments, e.g. '--flag'")
+    recall.add_arguments(made["recall"])
     return parser
 
 
@@ -406,9 +430,11 @@ def say(text: str) -> None:
 
 
 def run_all(jobs: list[pipeline.Job], root: Path, runner: executors.Local | executors.Dask | None = None) -> int:
-    """Run ``jobs`` on ``runner`` (default: here, in order), then regenerate docs/results.md."""
+    """Run ``jobs`` on ``runner`` (default: here, in order), then write the run findings' own pages
+    (:func:`finding_pages`); the pages about every finding wait for ``regenerate``."""
     runner = runner or executors.Local()
-    commit = pipeline.plugpull_commit(root)
+    # Per finding: a run names a commit only when that commit holds the finding and src/ as they ran.
+    sources = {job.finding.id: pipeline.source(root, job.finding) for job in jobs}
     outcomes = []
     began = time.monotonic()
     position = {id(job): i for i, job in enumerate(jobs, 1)}
@@ -421,7 +447,7 @@ def run_all(jobs: list[pipeline.Job], root: Path, runner: executors.Local | exec
         t = job_began.setdefault(id(job), time.monotonic())
         say(f"{head(job)}: start" if step == "start" else f"{head(job)}: {time.monotonic() - t:6.1f} s  {step}")
 
-    for outcome in runner.outcomes(jobs, root, commit, progress):
+    for outcome in runner.outcomes(jobs, root, sources, progress):
         job = outcome.job
         outcomes.append(outcome)
         verdicts = ", ".join(f"{n} {v}" for v, n in sorted(outcome.verdicts.items())) or "no results"
@@ -434,14 +460,35 @@ def run_all(jobs: list[pipeline.Job], root: Path, runner: executors.Local | exec
             + (f"; claim: {outcome.status}" if outcome.status else "")
         )
     outcomes.sort(key=lambda o: position[id(o.job)])  # a cluster finishes them in any order
-    page = pages.write(root)
-    say(f"\n{len(outcomes)} report(s) in {time.monotonic() - began:.1f} s; regenerated {page.relative_to(root)}")
+    written, failed_pages = finding_pages(root, [job.finding.id for job in jobs])
+    say(
+        f"\n{len(outcomes)} report(s) in {time.monotonic() - began:.1f} s; wrote "
+        + (", ".join(str(p.relative_to(root)) for p in written) or "no page")
+        + ". README.md, docs/results.md and the scorecard change on `plugpull report regenerate`"
+    )
     say(format_phases(outcomes))
     failed = [o for o in outcomes if o.error]
     if failed:
         say("failed: " + "; ".join(f"{o.job.finding.id} {o.job.pin.name} ({o.error})" for o in failed))
         return EXIT_FAILED
-    return EXIT_OK
+    return EXIT_FAILED if failed_pages else EXIT_OK
+
+
+def finding_pages(root: Path, finding_ids: list[str]) -> tuple[list[Path], list[str]]:
+    """After a run: the pages that are only these findings' (pages.write_findings, and findings/<id>/summary.html
+    where the repository has the summary notebook), the paths written and the findings whose summary failed."""
+    from plugpull.report.harness import summary
+
+    written = pages.write_findings(root, finding_ids)
+    failed = []
+    if (root / summary.NOTEBOOK).is_file():
+        for finding_id in dict.fromkeys(finding_ids):
+            try:
+                written.append(summary.write(root, finding_id))
+            except RuntimeError as exc:
+                say(f"{PROG}: {finding_id}: {exc}")
+                failed.append(finding_id)
+    return written, failed
 
 
 PHASES = (
@@ -480,10 +527,13 @@ def check(root: Path, only: list[str] | None = None) -> int:
             raise UsageError(f"unknown finding {unknown[0]!r}; findings: {', '.join(known) or 'none'}")
         chosen = set(only)
     problems = pages.check(root, chosen)
+    problems += generated_problems(root, chosen)
     for problem in problems:
         print(problem)
     # Inconclusive lines are not wrong: their runs could not tell. They are shown so someone runs more.
     for line in pages.inconclusive(root, chosen):
+        print(line)
+    for line in pages.legacy_dirty(root, chosen):
         print(line)
     if problems:
         print(f"{PROG} check: {len(problems)} problem(s)", file=sys.stderr)
@@ -500,12 +550,63 @@ def check(root: Path, only: list[str] | None = None) -> int:
     return EXIT_OK
 
 
-def regenerate(root: Path) -> int:
+def generated_problems(root: Path, only: set[str] | None = None) -> list[str]:
+    """``check``'s lines about what is generated from finding.toml (a stale or missing notebook) and what `report new`
+    left to write (a title, a claim stub, a witness stub); none when finding.toml does not load (pages.check says why)."""
+    from plugpull.report.harness import scaffold
+
     try:
+        findings = load_all(root)
+    except FindingError:
+        return []
+    chosen = {k: f for k, f in findings.items() if only is None or k in only}
+    return [*scaffold.stale(chosen, root), *(line for f in chosen.values() for line in scaffold.todo(f))]
+
+
+def regenerate(root: Path) -> int:
+    """Every generated notebook from its finding.toml, then the pages from the records (pages.write)."""
+    from plugpull.report.harness import scaffold
+
+    try:
+        notebooks = scaffold.write_notebooks(load_all(root))
         page = pages.write(root)
     except FindingError as exc:
         raise UsageError(str(exc)) from None
-    print(f"{PROG} regenerate: wrote {page.relative_to(root)}, the scorecard and the generated doc sections")
+    print(
+        f"{PROG} regenerate: wrote {page.relative_to(root)}, the scorecard and the generated doc sections"
+        + (f"; {len(notebooks)} notebook(s) from finding.toml" if notebooks else "")
+    )
+    return EXIT_OK
+
+
+def new_finding(args: argparse.Namespace, root: Path) -> int:
+    """``new``: findings/ID/ from a user's agent; every lock is compiled before anything is put in place."""
+    from plugpull.report.harness import package_index, scaffold, sweep
+
+    wanted = scaffold.parse_new(root, args.id, args.agent, args.scenario, args.pin, args.issue, args.agent_args)
+    try:
+        environment.uv_binary()
+    except FindingError as exc:
+        raise UsageError(str(exc)) from None
+    index = package_index.configured(start=root)
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+    def compile_lock(pins: Path, name: str) -> str | None:
+        # The oldest Python plugpull supports first, as the committed locks are; a framework that needs a newer one
+        # (google-adk 2.x: 3.11) resolves for this interpreter's, which the environment is built with.
+        error = sweep.compile_lock(pins, name, sweep.PYTHON_FLOOR, index)
+        if error is not None and here != sweep.PYTHON_FLOOR:
+            error = sweep.compile_lock(pins, name, here, index)
+        return error
+
+    began = time.monotonic()
+    finding = scaffold.create(root, wanted, compile_lock)
+    print(
+        f"{PROG} new: wrote findings/{finding.id}/ (finding.toml, {wanted.agent.name}, witness/witness.py, "
+        f"{len(finding.pins)} pin set(s)), {finding.notebook.relative_to(root)} and docs/finding-{finding.id}.md "
+        f"in {time.monotonic() - began:.1f} s. Next: {PROG} run --finding {finding.id}, then fill in finding.toml's "
+        f"TODOs ({PROG} check --finding {finding.id} lists them)"
+    )
     return EXIT_OK
 
 
@@ -612,7 +713,7 @@ def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
         project, versions = sweep.listed(finding.framework, args.versions, package_index.configured(start=root))
     except FindingError as exc:
         raise UsageError(str(exc)) from None
-    commit = pipeline.plugpull_commit(root)
+    commit = pipeline.source(root, finding)
     outcomes: list[pipeline.Outcome] = []
     began = time.monotonic()
 
@@ -657,7 +758,7 @@ def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
     )
     if outcomes:
         say(format_phases(outcomes))
-    pages.write(root)
+    pages.write_findings(root, [finding.id])  # its own pages; the others wait for `report regenerate`
     # A release that cannot run is a result of the sweep, not a failure of it; a summary that fails is.
     return write_summary(root, finding)
 
@@ -709,6 +810,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Path], int]] = {
     "issue-body": _issue_body,
     "bundle": lambda args, root: write_bundles(root, _finding(root, args.finding), args.pin, args.out),
     "jupyter-path": jupyter_path,
+    "new": new_finding,
+    "recall": lambda args, root: recall.main(args, root),
 }
 
 

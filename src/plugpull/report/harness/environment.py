@@ -38,7 +38,7 @@ KERNEL_ONLY = (
 )
 # Project templates some packages ship as .py files with placeholders in them (crewai_cli's
 # `templates/tool/src/{{folder_name}}/tool.py`): not importable Python, and compileall exits 1 on them,
-# which failed every CrewAI environment build (issue 20).
+# which failed every CrewAI environment build.
 TEMPLATES = r"/site-packages/[^/]+/templates/"
 NOT_COMPILED = f"{KERNEL_ONLY}|{TEMPLATES}"
 

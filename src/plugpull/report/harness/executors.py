@@ -21,7 +21,7 @@ import socket
 import tarfile
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +47,17 @@ class Local:
         self.make_env = make_env
 
     def outcomes(
-        self, jobs: list[pipeline.Job], root: Path, commit: str | None, progress: Progress
+        self, jobs: list[pipeline.Job], root: Path, sources: Mapping[str, pipeline.Source], progress: Progress
     ) -> Iterator[pipeline.Outcome]:
+        """``sources``: per finding id, where its run's code and finding came from (pipeline.source)."""
         for job in jobs:
             progress(job, "start")
-            yield pipeline.run(job, commit=commit, make_env=self.make_env, progress=lambda s, j=job: progress(j, s))
+            yield pipeline.run(
+                job,
+                commit=sources.get(job.finding.id),
+                make_env=self.make_env,
+                progress=lambda s, j=job: progress(j, s),
+            )
 
     def close(self) -> None:
         pass
@@ -75,13 +81,13 @@ class Dask:
         self.client = connect(scheduler)
 
     def outcomes(
-        self, jobs: list[pipeline.Job], root: Path, commit: str | None, progress: Progress
+        self, jobs: list[pipeline.Job], root: Path, sources: Mapping[str, pipeline.Source], progress: Progress
     ) -> Iterator[pipeline.Outcome]:
         from distributed import as_completed
 
         futures = {}
         for job in jobs:
-            spec = job_spec(job, root, commit, self.environment)
+            spec = job_spec(job, root, sources.get(job.finding.id), self.environment)
             # pure=False: a rerun of the same job is a new run, never a cached result.
             future = self.client.submit(work, spec, pure=False, key=f"plugpull-report-{job.finding.id}-{job.pin.name}")
             futures[future] = job
@@ -139,7 +145,7 @@ def connect(scheduler: str):
         raise UsageError(f"cannot connect to the Dask scheduler at {scheduler}: {first}") from None
 
 
-def job_spec(job: pipeline.Job, root: Path, commit: str | None, kind: str) -> dict[str, Any]:
+def job_spec(job: pipeline.Job, root: Path, commit: pipeline.Source | str | None, kind: str) -> dict[str, Any]:
     """What a worker needs for ``job``: plain data (picklable), the repository part as a tar.gz."""
     return {
         "finding": job.finding.id,
@@ -158,6 +164,7 @@ def snapshot(job: pipeline.Job, root: Path) -> bytes:
     wanted: list[Path] = [root / "pyproject.toml", finding.notebook, finding.directory / "finding.toml"]
     wanted += [root / name for name in ("README.md", "LICENSE") if (root / name).is_file()]
     wanted.append(job.pin.requirements)
+    wanted += finding.staged()  # a user's agent (finding.toml agent = ...)
     wanted += sorted(finding.directory.glob("*/*.json"))  # earlier records: the report lists them
     src = root / "src"
     if src.is_dir():

@@ -7,6 +7,7 @@ parameters and the pin sets (locked requirements files) it runs against.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -97,7 +98,7 @@ class Finding:
     claim: str
     notebook: Path
     framework: str  # the distribution whose version the results are about (the first, with several)
-    target: str  # the built-in target the notebook breaks (the first, with several)
+    target: str  # the built-in target the notebook breaks (the first, with several); "agent" for a user's agent
     links: dict[str, Any]
     parameters: dict[str, Any]
     pins: tuple[PinSet, ...]
@@ -109,6 +110,28 @@ class Finding:
     targets: tuple[str, ...] = ()
     # What the finding expects per line and per pin set or version range (report/kernel/claims.py).
     claims: tuple[Claim, ...] = ()
+    # A user's agent as the target (finding.toml ``agent = "agent.py --flag"``, relative to the finding's folder)
+    # and the scenario it runs under (``scenario = "resume-after-approval"``); None for a built-in target.
+    agent: str | None = None
+    scenario: str | None = None
+    # The finding's framework cannot be installed beside plugpull's default ones (CrewAI): a kernel without it
+    # records no results instead of failing (finding.toml ``apart = true``).
+    apart: bool = False
+    # The claim stubs finding.toml still holds (``todo = "..."``): one line each, for `report check`.
+    stubs: tuple[str, ...] = ()
+
+    def agent_script(self) -> Path | None:
+        """The agent's file (the first word of ``agent``) in the finding's folder; None for a built-in target."""
+        return None if self.agent is None else self.directory / shlex.split(self.agent)[0]
+
+    def staged(self) -> list[Path]:
+        """The files a run copies next to the kernel (its folder :data:`AGENT_FOLDER`): the agent and the other
+        ``*.py`` files at the top of the finding's folder, which it may import (into record.AGENT_FOLDER). The kernel
+        runs in a scratch folder with plugpull installed as a copy, so it cannot reach the repository's findings/."""
+        script = self.agent_script()
+        if script is None:
+            return []
+        return sorted({script, *(p for p in self.directory.glob("*.py") if p.is_file())})
 
     def line_repeats(self) -> list[dict[str, Any]]:
         """The notebooks' ``line_repeats`` parameter: the lines that run more than ``repeats`` times."""
@@ -129,23 +152,38 @@ def load_finding(directory: Path, root: Path) -> Finding:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise FindingError(f"{path}: {exc}") from None
-    missing = [k for k in ("id", "title", "claim", "notebook", "framework", "target", "pins") if k not in data]
+    missing = [k for k in ("id", "title", "claim", "framework", "pins") if k not in data]
+    if "target" not in data and "agent" not in data:
+        missing.append("target (a built-in's name) or agent (a command in the finding's folder)")
     if missing:
         raise FindingError(f"{path}: missing {', '.join(missing)}")
     if data["id"] != directory.name:
         raise FindingError(f"{path}: id {data['id']!r} does not match its folder {directory.name!r}")
     pins = tuple(_pin_set(p, directory, path) for p in data["pins"])
     pins += generated_pins(directory, {p.name for p in pins})
-    frameworks, targets = _names(data["framework"], path, "framework"), _names(data["target"], path, "target")
+    frameworks = _names(data["framework"], path, "framework")
+    agent, scenario = _agent(data, directory, path)
+    targets = (AGENT_TARGET,) if agent is not None else _names(data["target"], path, "target")
+    # A claim stub (``todo = "..."``, as `plugpull report new` writes one per point) is not a claim yet: it is left out
+    # of the claims, so the finding runs, and `report check` lists it until someone writes it and deletes `todo`.
+    entries = data.get("claims")
+    stubs: list[str] = []
+    if isinstance(entries, list):
+        stubs = [
+            f"claims[{i}] (point {c.get('point')!r}) is a stub: {c['todo']}"
+            for i, c in enumerate(entries)
+            if isinstance(c, dict) and "todo" in c
+        ]
+        entries = [c for c in entries if not (isinstance(c, dict) and "todo" in c)]
     try:
-        claims = parse_claims(data.get("claims"), str(path), [p.name for p in pins])
+        claims = parse_claims(entries, str(path), [p.name for p in pins])
     except ClaimError as exc:
         raise FindingError(str(exc)) from None
     return Finding(
         id=data["id"],
         title=data["title"],
         claim=" ".join(data["claim"].split()),
-        notebook=root / data["notebook"],
+        notebook=root / data.get("notebook", f"notebooks/{data['id']}.ipynb"),
         framework=frameworks[0],
         target=targets[0],
         links=data.get("links", {}),
@@ -156,7 +194,42 @@ def load_finding(directory: Path, root: Path) -> Finding:
         frameworks=frameworks,
         targets=targets,
         claims=claims,
+        agent=agent,
+        scenario=scenario,
+        apart=bool(data.get("apart", False)),
+        stubs=tuple(stubs),
     )
+
+
+#: What a finding whose target is a user's agent lists as its target (Result.target_name of an --agent line).
+AGENT_TARGET = "agent"
+
+
+def _agent(data: dict[str, Any], directory: Path, path: Path) -> tuple[str | None, str | None]:
+    """finding.toml's ``agent`` (a command whose first word is a file in the finding's folder) and ``scenario``."""
+    from plugpull.scenarios.registry import REGISTRY
+
+    agent, scenario = data.get("agent"), data.get("scenario")
+    if agent is None:
+        if scenario is not None:
+            raise FindingError(f"{path}: scenario is for an agent target (agent = '...'); a built-in runs its own")
+        return None, None
+    if "target" in data:
+        raise FindingError(f"{path}: a finding has target (a built-in) or agent (a command), not both")
+    try:
+        words = shlex.split(agent) if isinstance(agent, str) else []
+    except ValueError as exc:
+        raise FindingError(f"{path}: agent {agent!r}: {exc}") from None
+    if not words:
+        raise FindingError(f"{path}: agent must be a command whose first word is a file here, e.g. 'agent.py --flag'")
+    script = directory / words[0]
+    if Path(words[0]).is_absolute() or ".." in Path(words[0]).parts or not script.is_file():
+        raise FindingError(f"{path}: agent {words[0]!r} is not a file in {directory.name}/ (the finding's folder)")
+    # resume-after-upgrade takes two commands (one per release): not one agent.
+    names = [n for n in REGISTRY.names() if n != "resume-after-upgrade"]
+    if not isinstance(scenario, str) or scenario not in names:
+        raise FindingError(f"{path}: an agent needs scenario = one of {', '.join(names)}")
+    return agent, scenario
 
 
 def _pin_set(data: Any, directory: Path, path: Path) -> PinSet:

@@ -8,11 +8,15 @@ in the run's scratch directory, which the caller removes, so a run leaves nothin
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import datetime as dt
+import json
 import os
+import re
+import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from typing import Any
 import nbformat
 
 from plugpull.report.harness.environment import KernelEnv
+from plugpull.report.kernel.record import AGENT_FOLDER
 from plugpull.results import SECRET_NAME
 
 # The HTML page around nbconvert's "basic" template (cells only, no page, no CSS): a few lines of CSS
@@ -37,8 +42,9 @@ pre { background: #f6f8fa; padding: .6em .8em; overflow-x: auto; border-radius: 
 .prompt { display: none; }
 .input_area { margin-top: 1.2em; }
 table { border-collapse: collapse; margin: .6em 0; font-size: 13px; max-width: 100%; }
-th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; overflow-wrap: normal; }
 th { background: #f6f8fa; }
+.w { white-space: nowrap; }
 table.cells, table.upgrades { width: 100%; table-layout: fixed; }
 table.cells thead th:first-child, table.cells tbody th { width: 30%; font-weight: 400; }
 table.cells small { color: #57606a; }
@@ -111,8 +117,19 @@ def _utc(stamp: str | None) -> dt.datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)  # papermill writes naive UTC
 
 
-def execute(notebook: Path, output: Path, env: KernelEnv, parameters: dict[str, Any], scratch: Path) -> NotebookRun:
+def execute(
+    notebook: Path,
+    output: Path,
+    env: KernelEnv,
+    parameters: dict[str, Any],
+    scratch: Path,
+    stage: Sequence[Path] = (),
+) -> NotebookRun:
     """Run ``notebook`` with ``parameters`` in ``env``'s kernel; the executed copy goes to ``output``.
+
+    ``stage``: files copied into ``scratch/<record.AGENT_FOLDER>/`` first, where the kernel (whose working directory
+    is ``scratch``) finds a finding's agent (Finding.staged). The executed copy shows its parameters once
+    (:func:`one_parameters_cell`) and is titled after its record (:func:`title_after_record`).
 
     Phases: ``kernel_start`` is from the call until the first cell began (kernel launch and
     handshake; papermill's own setup is milliseconds), ``cells`` the sum of cell durations.
@@ -120,6 +137,10 @@ def execute(notebook: Path, output: Path, env: KernelEnv, parameters: dict[str, 
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    if stage:
+        (scratch / AGENT_FOLDER).mkdir(parents=True, exist_ok=True)
+        for path in stage:
+            shutil.copy2(path, scratch / AGENT_FOLDER / path.name)
     began_wall = dt.datetime.now(dt.timezone.utc)
     began = time.monotonic()
     error = None
@@ -148,7 +169,50 @@ def execute(notebook: Path, output: Path, env: KernelEnv, parameters: dict[str, 
         if starts:
             phases["kernel_start"] = max(0.0, (min(starts) - began_wall).total_seconds())
         phases["cells"] = sum(c.metadata.get("papermill", {}).get("duration") or 0.0 for c in nb.cells)
+        one_parameters_cell(nb)
+        # results_path is relative to the kernel's cwd, the scratch folder (it keeps temp paths out of the notebook).
+        title_after_record(nb, scratch / str(parameters.get("results_path", "")))
+        nbformat.write(nb, str(output))
     return NotebookRun(output=output, error=error, phases=phases)
+
+
+def one_parameters_cell(book: nbformat.NotebookNode) -> None:
+    """Fold the notebook's default ``parameters`` cell into the one papermill injected after it, so a record shows its
+    parameters once: the injected cell keeps the values given and gains the defaults nobody overrode, in the
+    defaults' order; the defaults' cell goes. A notebook without an injected cell is left as it is."""
+    tagged = [i for i, c in enumerate(book.cells) if "parameters" in c.metadata.get("tags", [])]
+    injected = [i for i, c in enumerate(book.cells) if "injected-parameters" in c.metadata.get("tags", [])]
+    if len(tagged) != 1 or len(injected) != 1:
+        return
+    defaults, given = book.cells[tagged[0]].source, book.cells[injected[0]].source
+    try:
+        named = {
+            t.id for n in ast.parse(given).body if isinstance(n, ast.Assign) for t in n.targets if hasattr(t, "id")
+        }
+        kept = [
+            ast.get_source_segment(defaults, n) or ""
+            for n in ast.parse(defaults).body
+            if isinstance(n, ast.Assign) and not {getattr(t, "id", None) for t in n.targets} & named
+        ]
+    except SyntaxError:
+        return
+    head = "# Parameters of this run: those plugpull report gave (papermill), then the notebook's defaults\n"
+    body = [line for line in given.splitlines() if not line.startswith("#")]
+    book.cells[injected[0]].source = head + "\n".join([*body, *kept])
+    del book.cells[tagged[0]]
+
+
+def title_after_record(book: nbformat.NotebookNode, record_path: Path) -> None:
+    """The notebook's title (``metadata.title``, the HTML's <title>) names the finding and the framework measured,
+    read from the record the notebook wrote; left as it is when there is none."""
+    try:
+        doc = json.loads(record_path.read_text())
+        framework = doc["framework"]
+        book.metadata["title"] = (
+            f"{doc['finding']}: {framework} {doc['versions'].get(framework) or '?'} (pin set {doc['pin']})"
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return
 
 
 def placeholder(output: Path, error: str) -> None:
@@ -166,11 +230,78 @@ def put_top_cell(notebook: Path, markdown: str) -> None:
     nbformat.write(book, str(notebook))
 
 
-def render_html(notebook: Path, html: Path, *, exclude_input: bool = False) -> float:
+def rewrite_strings(notebook: Path, rewrite: Callable[[str], str]) -> None:
+    """Apply ``rewrite`` to every string of the notebook file (sources, outputs, metadata: papermill's parameters and
+    paths too), its structure kept; the file is written again only when something changed."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return rewrite(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    book = nbformat.read(str(notebook), as_version=4)
+    data = json.loads(nbformat.writes(book))
+    new = walk(data)
+    if new != data:
+        nbformat.write(nbformat.from_dict(new), str(notebook))
+
+
+def put_reproduce(notebook: Path, text: str) -> None:
+    """Make ``text`` what the notebook's "how to reproduce" cell printed: the code cell that calls ``reproduce(``
+    gets it as its only output (the harness knows where the run came from; the kernel knew only a commit); in a
+    generated notebook, whose one ``nb.report(...)`` cell prints everything, the output the kernel tagged as its
+    "how to reproduce" (notebook.REPRODUCE) gets it. A notebook with neither gets a markdown cell at the end."""
+    book = nbformat.read(str(notebook), as_version=4)
+    tagged = [
+        (c, i)
+        for c in book.cells
+        if c.cell_type == "code"
+        for i, o in enumerate(c.get("outputs", []))
+        if (o.get("metadata") or {}).get("plugpull") == "reproduce"
+    ]
+    cell = next((c for c in book.cells if c.cell_type == "code" and "reproduce(" in c.source), None)
+    if tagged:
+        for c, i in tagged:
+            c.outputs[i] = nbformat.v4.new_output(
+                "display_data", data={"text/plain": text.rstrip("\n")}, metadata={"plugpull": "reproduce"}
+            )
+    elif cell is not None:
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text.rstrip("\n") + "\n")]
+    else:
+        book.cells.append(nbformat.v4.new_markdown_cell(f"## How to reproduce\n\n```\n{text.rstrip()}\n```"))
+    nbformat.write(book, str(notebook))
+
+
+_CELL = re.compile(r"(<(t[dh]|li|p)\b[^>]*>)(.*?)(</\2>)", re.DOTALL)
+_TAG = re.compile(r"(<[^>]+>)")
+_JOINED = re.compile(r"[^\s<>]*[-/][^\s<>]*[^\s<>.,;:)]")
+
+
+def whole_words(body: str) -> str:
+    """``body`` with each table cell's, list item's and paragraph's joined words (``after-effect``, ``findings/x/finding.toml``) in a
+    ``<span class="w">`` the CSS keeps on one line: Chromium breaks after a hyphen or slash, and a table cell that
+    breaks "after-|effect" or "reproduc|es" (``overflow-wrap: anywhere``) reads as two words. Tags are left alone;
+    only the text between them changes."""
+
+    def cell(match: re.Match[str]) -> str:
+        parts = _TAG.split(match.group(3))
+        for i in range(0, len(parts), 2):  # the text between tags (the split keeps tags at odd places)
+            parts[i] = _JOINED.sub(lambda m: f'<span class="w">{m.group(0)}</span>', parts[i])
+        return match.group(1) + "".join(parts) + match.group(4)
+
+    return _CELL.sub(cell, body)
+
+
+def render_html(notebook: Path, html: Path, *, exclude_input: bool = False, title: str | None = None) -> float:
     """nbconvert the executed notebook to one small self-contained HTML file; returns the seconds it took.
 
     Plots are PNG outputs, embedded as data URIs; ``embed_images`` also inlines any image a
     markdown cell links, so the file opens offline. ``exclude_input`` leaves the code out (the summary page).
+    ``title``: the page's <title> (default: the first line of the first markdown cell).
     """
     import html as html_lib
 
@@ -181,8 +312,10 @@ def render_html(notebook: Path, html: Path, *, exclude_input: bool = False) -> f
     book = nbformat.read(str(notebook), as_version=4)
     exporter = HTMLExporter(template_name="basic", embed_images=True, exclude_input=exclude_input)
     body, _ = exporter.from_notebook_node(book)
+    body = whole_words(body)
     first = next((c.source for c in book.cells if c.cell_type == "markdown"), "")
-    title = first.lstrip("# ").splitlines()[0] if first.strip() else notebook.stem
+    if title is None:
+        title = book.metadata.get("title") or (first.lstrip("# ").splitlines()[0] if first.strip() else notebook.stem)
     html.write_text(
         PAGE.format(
             title=html_lib.escape(title),

@@ -5,8 +5,9 @@ line with its quote or upstream issue, the versions x lines matrix of the newest
 flips (report/harness/summary.py), the environment the newest run had, the command that reproduces it from a checkout
 of this repository, and which HTML reports to attach.
 
-A bundle's ISSUE.md (``plugpull report bundle``, report/harness/bundle.py, ``render_issue``) is made of the
-same blocks: :func:`kind_block` and :func:`environment_lines`. Nothing is run; nothing is written.
+A bundle's ISSUE.md (``plugpull report bundle``, report/harness/bundle.py, ``render_issue``) shares
+:func:`environment_lines` and :func:`one_line`; it speaks a maintainer's words, without this page's kinds
+and matrix. Nothing is run; nothing is written.
 """
 
 from __future__ import annotations

@@ -2,18 +2,22 @@
 
 The page is a pure function of the records under findings/ and the findings' claims (no clock, no
 environment), so ``plugpull report check`` can regenerate it and compare byte for byte, and
-``plugpull report regenerate`` can rewrite it from records merged from elsewhere, running nothing. It leads with
-one matrix per finding (claimed lines x pin sets, each cell the measured verdict or FAIL rate and
-whether the claim held), then the detail table. Hand-written pages (README.md, docs/*.md) hold
+``plugpull report regenerate`` can rewrite it from records merged from elsewhere, running nothing. It holds a
+table of contents, the marks explained once, and one matrix per finding (claimed lines x pin sets in release
+order, each cell the measured verdict or FAIL rate and whether the claim held); every result line of every record
+is docs/results-lines.csv beside it (595 rows were a 240 KB Markdown table no one could read). Hand-written pages (README.md, docs/*.md) hold
 generated sections between ``<!-- plugpull:generated NAME -->`` and ``<!-- /plugpull:generated -->``
 that are rewritten and checked the same way. Standard library and packaging only: check runs in the default env.
 """
 
 from __future__ import annotations
 
+import csv
 import difflib
+import io
 import posixpath
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,13 +34,21 @@ HEADER = """\
 
 Generated from the newest run record per finding and pin set (findings/&lt;id&gt;/&lt;date&gt;/&lt;pin&gt;-&lt;run id&gt;.json)
 and each finding's claims (findings/&lt;id&gt;/finding.toml). Earlier runs stay beside it; each HTML report lists them.
-Versions were read inside the environment that ran.
+Versions were read inside the environment that ran. One matrix per finding: its claimed lines x its pin sets, the
+releases in version order (a framework's distributions apart, each oldest first; an upgrade pair by the release it
+resumed on). Every result line of every record, one row each: [results-lines.csv](results-lines.csv).
 
-Each claimed line is named with the kind of its FAIL claims (bug, documented, app, expected: docs/report.md,
-"Kinds and witnesses"). Matrix cells: the measured verdict (with repeats, the count of each) or, on a timing
-line, FAIL / finished runs and the 95 % Wilson interval; then whether the line's claim for that version holds:
-✓ reproduces, ✗ does not reproduce, ~ inconclusive (a timing line whose rate is outside the claimed range
-while its 95 % interval reaches it: more runs needed), ? could not run (ERROR, or not run), – no claim for this version.
+**How to read a cell.** First what was measured, then whether the line's claim for that release holds:
+
+- `PASS`, `FAIL`: the verdict of the line's one run; `FAIL ×2` (×N): N runs, each with that verdict;
+  `PASS ×1, FAIL ×2`: three runs, counted by verdict; `ERROR ×1`: its one run could not reach a verdict.
+- `3/20 FAIL [0.05, 0.36]` on a timing line: FAIL runs of the finished runs, and the 95 % Wilson interval of
+  that rate.
+- ✓ reproduces, ✗ does not reproduce, ~ inconclusive (a timing line whose rate is outside the claimed range
+  while its 95 % interval reaches it: more runs needed), ? could not run (every run ERROR, or the notebook or
+  its environment failed: `ERROR ×1 ?`), – no claim for this release.
+- After a line's name, the kind of its FAIL claims: bug, documented, app, expected (docs/report.md, "Kinds and
+  witnesses").
 """
 COLUMNS = (
     "finding",
@@ -53,12 +65,18 @@ COLUMNS = (
     "date",
     "report",
 )
+#: docs/results-lines.csv: every result line of every newest record, one row each (the page links it).
+LINES = Path("docs") / "results-lines.csv"
 MARK = claims.MARKS
 MARKS_TEXT = (
     "✓ reproduces, ✗ does not reproduce, ~ inconclusive (the rate is outside the claimed range, its 95 % interval "
     "reaches it: more runs needed), ? could not run"
 )
-LEGEND = MARKS_TEXT + ", – no claim for this pin set; after a line, the kind of its FAIL claims."
+LEGEND = (
+    "FAIL ×N: N runs, each FAIL; "
+    + MARKS_TEXT
+    + ", – no claim for this pin set; after a line, the kind of its FAIL claims."
+)
 SECTION = re.compile(
     r"(<!-- plugpull:generated (?P<name>[^>]*?) -->\n)(?P<body>.*?)(<!-- /plugpull:generated -->)", re.DOTALL
 )
@@ -72,7 +90,9 @@ def _counted(values: list[str]) -> str:
 
 
 def rows(root: Path, path: Path, doc: dict[str, Any], finding: Finding | None = None) -> list[list[str]]:
-    link = f"[{path.with_suffix('.html').name}](../{path.with_suffix('.html').relative_to(root).as_posix()})"
+    """The record's result lines as rows of :data:`COLUMNS` (plain text; ``report`` is the HTML's path from the
+    repository root). The FAIL rate has its interval from :data:`claims.INTERVAL_RUNS` finished runs."""
+    link = path.with_suffix(".html").relative_to(root).as_posix()
     framework = doc.get("framework") or _framework(doc)
     version = (doc.get("versions") or {}).get(framework) or "?"
     if doc["error"] is not None:
@@ -104,10 +124,7 @@ def rows(root: Path, path: Path, doc: dict[str, Any], finding: Finding | None = 
         effects = [effects_text((r.get("evidence") or {}).get("counts") or {}) for r in results]
         verdicts = [r["verdict"] for r in results]
         finished = verdicts.count("PASS") + verdicts.count("FAIL")
-        rate = "—"
-        if finished:
-            low, high = claims.wilson(verdicts.count("FAIL"), finished)
-            rate = f"{verdicts.count('FAIL') / finished:.2f} [{low:.2f}, {high:.2f}]"
+        rate = claims.rate_cell(verdicts.count("FAIL"), finished)
         mine = next((j for j in judged if j.claim.matches_result(first)), None)
         out.append(
             [
@@ -166,9 +183,33 @@ def _findings(root: Path) -> dict[str, Finding]:
         return {}  # check reports a finding.toml that does not load
 
 
-def matrix(finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> str:
-    """One finding's claimed lines x its pin sets (newest record each), as a Markdown table."""
-    mine = [(path, doc) for path, doc in newest if doc["finding"] == finding.id]
+def release_key(doc: dict[str, Any]) -> tuple[Any, ...]:
+    """Where a record's column goes: by the distribution its release is of, then by PEP 440 version, so a
+    framework's pin sets read in release order whatever their names (``agent-framework-1.18.0`` after
+    ``agent-framework-core-1.15.0``: both are agent-framework-core releases). An upgrade pair by the release it
+    resumed on, then the one it saved on; a record naming no version by its pin set's text (after the others)."""
+    pair = doc.get("upgrade") if isinstance(doc.get("upgrade"), dict) else None
+    if pair and pair.get("from") and pair.get("to"):
+        return (str(pair.get("framework")), versions.sort_key(str(pair["to"])), versions.sort_key(str(pair["from"])))
+    framework = doc.get("framework") or _framework(doc)
+    version = (doc.get("versions") or {}).get(framework)
+    if version is None:  # a pin set of another framework of the finding: its name is "<distribution>-<version>"
+        name, _, tail = str(doc["pin"]).rpartition("-")
+        if name and versions.parse(tail) is not None:
+            return (name, versions.sort_key(tail), ())
+        return (str(framework), versions.sort_key(str(doc["pin"])), ())
+    return (str(framework), versions.sort_key(str(version)), ())
+
+
+def in_release_order(records: list[tuple[Path, dict[str, Any]]]) -> list[tuple[Path, dict[str, Any]]]:
+    """``records`` sorted by :func:`release_key` (then pin set, so two pin sets of one release keep an order)."""
+    return sorted(records, key=lambda pd: (release_key(pd[1]), pd[1]["pin"]))
+
+
+def matrix(finding: Finding, newest: list[tuple[Path, dict[str, Any]]], legend: bool = True) -> str:
+    """One finding's claimed lines x its pin sets (newest record each, in release order), as a Markdown table;
+    ``legend``: with the marks explained under it (docs/results.md explains them once, at the top)."""
+    mine = in_release_order([(path, doc) for path, doc in newest if doc["finding"] == finding.id])
     if not mine:
         return f"No record of {finding.id} yet.\n"
     head = ["line", *(f"[{doc['pin']}](../{_rel(finding, path)})" for path, doc in mine)]
@@ -184,7 +225,7 @@ def matrix(finding: Finding, newest: list[tuple[Path, dict[str, Any]]]) -> str:
         label += f" · {', '.join(kinds)}" if kinds else ""
         out.append(f"| {markdown.cell(label)} | " + " | ".join(cells) + " |")
     runs = ", ".join(f"{doc['pin']} `{record.run_id(doc)}`" for _, doc in mine)
-    out += ["", f"Runs: {runs}.", "", LEGEND]
+    out += ["", f"Runs: {runs}."] + (["", LEGEND] if legend else [])
     return "\n".join(out) + "\n"
 
 
@@ -273,7 +314,7 @@ def _release(doc: dict[str, Any], version: str | None) -> str:
 
 
 def shows_section(root: Path, findings: dict[str, Finding], newest: list[tuple[Path, dict[str, Any]]]) -> str:
-    """README's "what it shows" table: per finding its targets, scenarios and FAIL lines grouped by kind,
+    """docs/findings.md's "what it shows" table: per finding its targets, scenarios and FAIL lines grouped by kind,
     each with the releases its newest records measured it on and whether the claim held there."""
     out = ["| target | scenario | what it shows | details |", "|---|---|---|---|"]
     for finding in findings.values():
@@ -310,7 +351,9 @@ def shows_section(root: Path, findings: dict[str, Finding], newest: list[tuple[P
             if page.is_file()
             else f"[docs/results.md](../docs/results.md#{finding.id})"
         )
-        targets = ", ".join(f"`{t}`" for t in finding.targets)
+        # A user's agent is named by its command in the finding's folder, not by the word "agent".
+        names = [f"findings/{finding.id}/{finding.agent}"] if finding.agent is not None else finding.targets
+        targets = ", ".join(f"`{t}`" for t in names)
         out.append(f"| {targets} | {', '.join(scenarios) or '—'} | {markdown.cell(shows)} | {details} |")
     return "\n".join(out) + (
         "\n\nGenerated from each finding's claims and newest records: the FAIL lines grouped by kind, each with the "
@@ -323,26 +366,37 @@ def _rel(finding: Finding, path: Path) -> str:
 
 
 def render(root: Path) -> str:
+    """docs/results.md: the table of contents, the marks explained once, one matrix per finding with records."""
     findings = _findings(root)
     newest = history.latest(root)
-    body = [HEADER]
-    for finding in findings.values():
-        if any(doc["finding"] == finding.id for _, doc in newest):
-            body += [f"## {finding.id}", "", f"{finding.title}.", ""]
-            if (finding.directory / "summary.html").is_file():
-                body += [
-                    f"Across releases (versions × lines heatmap, flips): "
-                    f"[findings/{finding.id}/summary.html](../findings/{finding.id}/summary.html).",
-                    "",
-                ]
-            body += [matrix(finding, newest)]
-    body += ["## Every line", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for path, doc in newest:
-        body.extend(
-            "| " + " | ".join(markdown.cell(c) for c in row) + " |"
-            for row in rows(root, path, doc, findings.get(doc["finding"]))
-        )
-    return "\n".join(body) + "\n"
+    shown = [f for f in findings.values() if any(doc["finding"] == f.id for _, doc in newest)]
+    body = [HEADER, "## Contents", ""]
+    body += [f"- [{f.id}](#{f.id}): {markdown.cell(f.title)}" for f in shown]
+    body += [f"- every result line: [{LINES.name}]({LINES.name})", ""]
+    for finding in shown:
+        body += [f"## {finding.id}", "", f"{finding.title}.", ""]
+        if (finding.directory / "summary.html").is_file():
+            body += [
+                f"Across releases (versions × lines heatmap, flips): "
+                f"[findings/{finding.id}/summary.html](../findings/{finding.id}/summary.html).",
+                "",
+            ]
+        body += [matrix(finding, newest, legend=False)]
+    return "\n".join(body)
+
+
+def lines_csv(root: Path) -> str:
+    """docs/results-lines.csv: :data:`COLUMNS`, then every result line of the newest records, findings in id
+    order and each finding's records in release order (:func:`release_key`). RFC 4180 with ``\\n`` line ends."""
+    findings = _findings(root)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    newest = history.latest(root)
+    for finding_id in sorted({doc["finding"] for _, doc in newest}):
+        for path, doc in in_release_order([(p, d) for p, d in newest if d["finding"] == finding_id]):
+            writer.writerows(rows(root, path, doc, findings.get(finding_id)))
+    return out.getvalue()
 
 
 def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tuple[Path, dict[str, Any]]]) -> str:
@@ -351,6 +405,8 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
     kind, _, arg = name.partition(" ")
     if kind == "shows" and not arg:
         return shows_section(root, findings, newest)
+    if kind == "scorecard-picture" and not arg:
+        return scorecard.picture_caption(root, findings, newest)
     if kind == "kinds" and arg in findings:
         return kinds_section(findings[arg])
     if kind == "matrix" and arg in findings:
@@ -363,7 +419,7 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
         return summary.flips_section(root, findings[arg])
     raise FindingError(
         f"unknown generated section {name!r} (known: matrix FINDING-ID, upgrade-matrix FINDING-ID, flips FINDING-ID, "
-        "kinds FINDING-ID, shows)"
+        "kinds FINDING-ID, shows, scorecard-picture)"
     )
 
 
@@ -385,15 +441,52 @@ def regenerate_text(root: Path, path: Path, text: str, findings, newest) -> str:
     return SECTION.sub(fill, text)
 
 
+#: README's picture of the scorecard: redrawn by :func:`write` when it shows an older findings/scorecard.html,
+#: checked by :func:`screenshot_problems` (without a browser: the sha256 of the page it was taken of, which
+#: browser.screenshot records in the PNG). A repository without the file has no screenshot to keep.
+SCREENSHOT = Path("docs") / "scorecard-screenshot.png"
+
+
+def screenshot_problems(root: Path) -> list[str]:
+    """The scorecard's screenshot, when the repository has one, is of today's findings/scorecard.html."""
+    png, page = root / SCREENSHOT, root / scorecard.HTML_PAGE
+    if not png.is_file() or not page.is_file():
+        return []
+    from plugpull.report.harness import browser
+
+    recorded = browser.png_text(png).get(browser.SOURCE_KEY)
+    if recorded == browser.source_digest(page):
+        return []
+    shows = "records no page digest" if recorded is None else f"shows another {scorecard.HTML_PAGE} ({recorded[:12]})"
+    return [f"{SCREENSHOT} {shows}: run `plugpull report regenerate` where Chromium runs, to redraw it"]
+
+
+def refresh_screenshot(root: Path) -> str | None:
+    """Redraw :data:`SCREENSHOT` when :func:`screenshot_problems` says it is stale; a line saying why it could not
+    be (no Chromium, it failed), else None. Nothing when the page it shows is unchanged (Chromium's pixels differ
+    between machines: a redraw of the same page would be a new file every time)."""
+    if not screenshot_problems(root):
+        return None
+    from plugpull.errors import BrowserError
+    from plugpull.report.harness import browser
+
+    try:
+        browser.screenshot(root / scorecard.HTML_PAGE, root / SCREENSHOT)
+    except BrowserError as exc:
+        return f"{SCREENSHOT} not redrawn: {exc}"
+    return None
+
+
 def write(root: Path) -> Path:
-    """docs/results.md, the scorecard (docs/scorecard.md, findings/scorecard.html) and every generated section,
-    from the records on disk. A scorecard.toml or a claim's ``property`` that cannot be used raises FindingError
+    """docs/results.md, the scorecard (docs/scorecard.md, findings/scorecard.html, and its screenshot when the
+    repository has one: :func:`refresh_screenshot`) and every generated section, from the records on disk. A scorecard.toml or a claim's ``property`` that cannot be used raises FindingError
     before anything is written."""
     findings, newest = _findings(root), history.latest(root)
     cards = scorecard.pages(root, findings, newest)
     page = root / PAGE
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(render(root))
+    (root / LINES).write_text(lines_csv(root))
     for path, text in cards.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
@@ -402,7 +495,37 @@ def write(root: Path) -> Path:
         new = regenerate_text(root, path, text, findings, newest)
         if new != text:
             path.write_text(new)
+    note = refresh_screenshot(root)
+    if note:  # the pages are written; check will name the stale screenshot until it is redrawn
+        print(f"plugpull report: {note}", file=sys.stderr)
     return page
+
+
+def finding_pages(root: Path, finding_id: str) -> list[Path]:
+    """The hand-written pages that are only ``finding_id``'s: its docs/finding-<id>.md (whose generated sections
+    ``report run`` rewrites; README.md, docs/results.md and the scorecard wait for ``report regenerate``)."""
+    return [p for p in [root / "docs" / f"finding-{finding_id}.md"] if p.is_file()]
+
+
+def write_findings(root: Path, finding_ids: list[str]) -> list[Path]:
+    """What ``report run`` writes besides records: the generated sections of each finding's own page
+    (:func:`finding_pages`), from the records on disk; the pages it changed. The pages about every finding
+    (README.md, docs/results.md, the scorecard, other docs) change only on :func:`write` (``report regenerate``),
+    and ``report check`` says when they are stale."""
+    findings, newest = _findings(root), history.latest(root)
+    written = []
+    for finding_id in dict.fromkeys(finding_ids):
+        for path in finding_pages(root, finding_id):
+            text = path.read_text()
+            new = regenerate_text(root, path, text, findings, newest)
+            if new != text:
+                path.write_text(new)
+                written.append(path)
+    return written
+
+
+#: How ``check`` says a generated page is behind the records (after ``report run``, which leaves them alone).
+STALE = "is stale: it is not what the records give; run `plugpull report regenerate`"
 
 
 def _diff(actual: str, expected: str, name: str) -> str:
@@ -456,6 +579,78 @@ def inconclusive(root: Path, only: set[str] | None = None) -> list[str]:
     return out
 
 
+def committed(root: Path) -> set[str]:
+    """The files under findings/ that git tracks (relative to ``root``); none outside a git checkout."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--", "findings"], capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return set()
+    return {p for p in listed.stdout.split("\0") if p}
+
+
+def record_source_problems(root: Path, paths: list[Path]) -> list[str]:
+    """What ``check`` refuses in a record written with a ``source`` (docs/json-schema.md): committed when it ran on
+    uncommitted files (no commit holds what it ran, so it cannot say how to reproduce it from one), and a machine
+    path in its .json, .ipynb or .html (report/harness/machine_paths.py). Records from before ``source`` are left
+    as they are (records are append-only; :func:`legacy_dirty` names the newest of them made from a -dirty tree)."""
+    import json
+
+    from plugpull.report.harness import environment, machine_paths
+
+    tracked = committed(root)
+    here = [root, Path.home(), environment.cache_dir()]
+    found = []
+    for path in paths:
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # record.problems says why
+        source = doc.get("source") if isinstance(doc, dict) else None
+        if not isinstance(source, dict):
+            continue
+        at = path.relative_to(root).as_posix()
+        if source.get("case") == "uncommitted" and at in tracked:
+            files = ", ".join(map(str, source.get("uncommitted") or [])) or "files not listed"
+            found.append(
+                f"{at}: committed, but it ran on uncommitted files ({files}): commit them and rerun it, "
+                "so its record names a commit that holds what it ran"
+            )
+        for suffix in (".json", ".ipynb", ".html"):
+            part = path.with_suffix(suffix)
+            text = part.read_text(errors="replace") if part.is_file() else ""
+            hits = machine_paths.found(text, here)
+            if hits:
+                found.append(
+                    f"{part.relative_to(root).as_posix()}: holds a machine path ({len(hits)} distinct), first: "
+                    f"{machine_paths.context(text, hits[0])!r}"
+                )
+    return found
+
+
+def legacy_dirty(root: Path, only: set[str] | None = None) -> list[str]:
+    """One line naming the newest records written before records had ``source`` whose plugpull_commit is
+    ``-dirty``: no commit holds what they ran (and before ``source``, untracked files did not even make -dirty).
+    Not a problem (records are append-only): a rerun from a commit replaces them as the newest."""
+    old = [
+        path.relative_to(root).as_posix()
+        for path, doc in history.latest(root)
+        if (only is None or doc["finding"] in only)
+        and "source" not in doc
+        and str((doc.get("versions") or {}).get("plugpull_commit") or "").endswith("-dirty")
+    ]
+    if not old:
+        return []
+    return [
+        f"{len(old)} newest record(s) were made from a -dirty tree before records said which files they ran on "
+        f"(their commit does not hold what ran; rerun them from a commit): {', '.join(old[:3])}"
+        + (f" and {len(old) - 3} more" if len(old) > 3 else "")
+    ]
+
+
 def scorecard_problems(
     root: Path, findings: dict[str, Finding], newest: list[tuple[Path, dict[str, Any]]]
 ) -> list[str]:
@@ -470,10 +665,7 @@ def scorecard_problems(
     for path, expected in scorecard.pages(root, findings, newest).items():
         actual = (root / path).read_text() if (root / path).is_file() else ""
         if actual != expected:
-            found.append(
-                f"{path} does not match what `plugpull report regenerate` would write:\n"
-                + _diff(actual, expected, str(path))
-            )
+            found.append(f"{path} {STALE}:\n" + _diff(actual, expected, str(path)))
     return found
 
 
@@ -487,6 +679,7 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
     """
     paths = [p for p in history.record_paths(root) if only is None or p.parent.parent.name in only]
     found = [p for path in paths for p in record.problems(path, path.parent.parent)]
+    found += record_source_problems(root, paths)
     try:
         findings = load_all(root)
     except FindingError as exc:
@@ -498,15 +691,12 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
         if only is None or finding.id in only:
             found += finding_problems(root, finding, newest)
             found += summary.problems(root, finding)
-    page = root / PAGE
-    expected = render(root)
-    actual = page.read_text() if page.exists() else ""
-    if actual != expected:
-        found.append(
-            f"{PAGE} does not match what `plugpull report regenerate` would write:\n"
-            + _diff(actual, expected, str(PAGE))
-        )
+    for name, expected in ((PAGE, render(root)), (LINES, lines_csv(root))):
+        actual = (root / name).read_text() if (root / name).exists() else ""
+        if actual != expected:
+            found.append(f"{name} {STALE}:\n" + _diff(actual, expected, str(name)))
     found += scorecard_problems(root, findings, newest)
+    found += screenshot_problems(root)
     found += history.budget_problems(root)
     for path in hand_written(root):
         text = path.read_text()
@@ -517,10 +707,7 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
             continue
         if new != text:
             name = str(path.relative_to(root))
-            found.append(
-                f"{name}: a generated section is out of date (run `plugpull report regenerate`):\n"
-                + _diff(text, new, name)
-            )
+            found.append(f"{name} {STALE} (a generated section):\n" + _diff(text, new, name))
     return found
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plugpull.report.harness import flips as flip_logic
-from plugpull.report.harness import history, sweep
+from plugpull.report.harness import history, markdown, sweep
 from plugpull.report.harness.finding import FINDINGS_DIR, Finding, load_all
 from plugpull.report.kernel import claims as claim_logic
 from plugpull.report.kernel import record, versions
@@ -146,14 +146,36 @@ def flip_lines(m: Matrix) -> list[str]:
         )
     if not m.flips:
         runnable = [c.version for c in m.columns if any(x.runnable for x in c.cells.values())]
-        span = f"{runnable[0]} … {runnable[-1]}" if runnable else "none"
-        out.append(f"- no flip: every claimed line has the same outcome on every measured release that runs ({span})")
+        if len(runnable) > 1:
+            out.append(
+                "- no flip: every claimed line has the same outcome on every measured release that runs "
+                f"({runnable[0]} … {runnable[-1]})"
+            )
+        elif runnable:  # "no flip (1.2.24 … 1.2.24)" read as a range measured
+            out.append(f"- one release runs the lines ({runnable[0]}): no flip can be seen across releases yet")
+        else:
+            out.append("- no measured release runs the lines")
     if m.unmeasured:
         out.append(
             f"- not run: {len(m.unmeasured)} of {len(m.releases)} listed release(s) "
             f"(bisection: their neighbours agree): {', '.join(m.unmeasured)}"
         )
     return out
+
+
+def title(finding: Finding) -> str:
+    """The summary's title: the finding's own (``A tool killed ... runs again``), with its id, not "A finding across
+    releases" on every page."""
+    return f"{finding.title} ({finding.id}, across releases)"
+
+
+def heading(finding: Finding) -> str:
+    """The page's heading, as HTML: the finding's title, then its id, each word kept whole (markdown.words: a
+    Markdown heading let Chromium break ``kill-mid-tool-more-frameworks`` at its hyphens)."""
+    return (
+        f"<h1>{markdown.words(finding.title)}</h1>"
+        f"<p>Finding {markdown.words(finding.id)} across releases, from its records.</p>"
+    )
 
 
 def flips_section(root: Path, finding: Finding) -> str:
@@ -183,10 +205,14 @@ class Upgrade:
     reason: str = ""  # an ERROR's message with the last line of the target's stderr (sweep.error_reason)
 
 
-def upgrades(root: Path, package: str) -> list[Upgrade]:
-    """Upgrade runs of ``package`` in any finding's newest records (results with ``from``/``to`` options)."""
+def upgrades(root: Path, package: str, finding_id: str | None = None) -> list[Upgrade]:
+    """Upgrade runs of ``package`` in the newest records (results with ``from``/``to`` options): of ``finding_id``,
+    or of any finding when it is None. A finding's summary passes its id: without it the power-loss page showed
+    resume-after-upgrade's runs of the same frameworks."""
     out = []
     for path, doc in history.latest(root):
+        if finding_id is not None and doc["finding"] != finding_id:
+            continue
         for r in doc.get("results") or []:
             options = r.get("options") or {}
             # The resume-after-upgrade scenario writes the two releases in each result's evidence and
@@ -261,11 +287,13 @@ def cells_table(m: Matrix, columns: list[Column]) -> str:
                 mark = claim_logic.MARKS.get(c.statuses.get(line, ""), claim_logic.NO_CLAIM_MARK)
                 cells.append(f'<td class="cannot">cannot run {mark} <sup>{reasons.index(reason) + 1}</sup></td>')
             else:
-                cells.append(f"<td>{_e(c.shown(line))}</td>")
-        rows.append(f"<tr><th>{_e(m.shown(line))}</th>{''.join(cells)}</tr>")
+                cells.append(f"<td>{markdown.words(c.shown(line))}</td>")
+        rows.append(f"<tr><th>{markdown.words(m.shown(line))}</th>{''.join(cells)}</tr>")
     table = f'<table class="cells"><thead><tr><th>line</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
     if reasons:
-        table += '<ol class="reasons">' + "".join(f"<li>cannot run: {_e(r)}</li>" for r in reasons) + "</ol>"
+        table += (
+            '<ol class="reasons">' + "".join(f"<li>cannot run: {markdown.words(r)}</li>" for r in reasons) + "</ol>"
+        )
     return table
 
 
@@ -274,8 +302,8 @@ def upgrades_table(ups: list[Upgrade]) -> str:
     if not ups:
         return ""
     rows = "".join(
-        f"<tr><td>{_e(u.line)}</td><td>{_e(u.source)}</td><td>{_e(u.target)}</td><td>{_e(u.verdict)}</td>"
-        f'<td>{_e(u.reason or u.message)}</td><td><a href="../{_e(u.record)}">{_e(u.run_id)}</a></td></tr>'
+        f"<tr><td>{markdown.words(u.line)}</td><td>{_e(u.source)}</td><td>{_e(u.target)}</td><td>{_e(u.verdict)}</td>"
+        f'<td>{markdown.words(u.reason or u.message)}</td><td><a href="../{_e(u.record)}">{_e(u.run_id)}</a></td></tr>'
         for u in ups
     )
     return (
@@ -315,7 +343,7 @@ def write(root: Path, finding_id: str) -> Path:
         if run.error:
             raise RuntimeError(f"summary notebook failed: {run.error}")
         html = scratch / SUMMARY
-        ipynb.render_html(executed, html, exclude_input=True)
+        ipynb.render_html(executed, html, exclude_input=True, title=title(load_all(root)[finding_id]))
         shutil.copyfile(html, out)
         return out
     finally:

@@ -201,6 +201,21 @@ def generate(
     (pins / f"{name}.in").write_text(in_text(source.read_text(), package, version, cutoff, released))
     lock = pins / f"{name}.txt"
     index = index if index is not None else package_index.configured(start=finding.root)
+    error = compile_lock(pins, name, python_floor(source.with_suffix(".txt")), index, cutoff)
+    if error is not None:
+        return Generated(
+            PinSet(name, lock), version, reused=False, error=f"cannot resolve {package}=={version}: {error}"
+        )
+    return Generated(PinSet(name, lock), version, reused=False)
+
+
+def compile_lock(
+    pins: Path, name: str, python: str, index: package_index.Index, exclude_newer: dt.datetime | None = None
+) -> str | None:
+    """``pins/NAME.txt`` hash-locked from ``pins/NAME.in`` (``uv pip compile --universal --generate-hashes`` for
+    ``python`` and up, against ``index``, as of ``exclude_newer`` when given); None, or why it could not be (the
+    last lines of uv's stderr; no .txt is left then). Sweeps and `report new` make their pin sets with it."""
+    lock = pins / f"{name}.txt"
     proc = subprocess.run(
         [
             shutil.which("uv") or "uv",
@@ -209,10 +224,9 @@ def generate(
             "--quiet",
             "--universal",
             "--python-version",
-            python_floor(source.with_suffix(".txt")),
+            python,
             "--generate-hashes",
-            "--exclude-newer",
-            cutoff.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            *(["--exclude-newer", exclude_newer.strftime("%Y-%m-%dT%H:%M:%SZ")] if exclude_newer is not None else []),
             f"{name}.in",
             "-o",
             f"{name}.txt",
@@ -222,14 +236,11 @@ def generate(
         capture_output=True,
         text=True,
     )
-    if proc.returncode != 0:
-        lock.unlink(missing_ok=True)
-        lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
-        reason = " ".join(lines[-3:]) if lines else f"uv pip compile exited {proc.returncode}"
-        return Generated(
-            PinSet(name, lock), version, reused=False, error=f"cannot resolve {package}=={version}: {reason}"
-        )
-    return Generated(PinSet(name, lock), version, reused=False)
+    if proc.returncode == 0:
+        return None
+    lock.unlink(missing_ok=True)
+    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    return " ".join(lines[-3:]) if lines else f"uv pip compile exited {proc.returncode}"
 
 
 # --- records -> cells --------------------------------------------------------------------------
@@ -293,8 +304,14 @@ def measured(finding: Finding, package: str) -> dict[str, tuple[dict[str, flips.
         if version is None:
             continue
         made = cells(finding, package, doc)
-        if made:
-            out[version] = (made, doc)  # a newer record of the same version (another pin set) wins
+        if not made:
+            continue
+        # A newer record of the same version wins, unless it is another framework's pin set and the version has
+        # a record of the package's own (Pydantic AI's pin sets install DBOS and run its lines too): a column
+        # links to a record of its own framework where there is one.
+        if version in out and out[version][1].get("framework") == package and doc.get("framework") != package:
+            continue
+        out[version] = (made, doc)
     return out
 
 

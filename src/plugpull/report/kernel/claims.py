@@ -54,6 +54,22 @@ NO_CLAIM_MARK = "–"
 # --- rates --------------------------------------------------------------------------------
 
 
+#: Fewer finished runs than this show a FAIL rate without its interval: with 1 to 4 runs the 95 % interval spans most
+#: of [0, 1] (1 of 1: [0.21, 1.00]), so printing it reads as a measurement it is not. Judging still uses it.
+INTERVAL_RUNS = 5
+
+
+def rate_cell(failures: int, runs: int) -> str:
+    """A FAIL rate for a table: ``0.25 [0.10, 0.49]`` with its 95 % Wilson interval from :data:`INTERVAL_RUNS`
+    finished runs, ``1.00 (1 run)`` below that, ``—`` with none."""
+    if runs <= 0:
+        return "—"
+    if runs < INTERVAL_RUNS:
+        return f"{failures / runs:.2f} ({runs} run{'s' if runs > 1 else ''})"
+    low, high = wilson(failures, runs)
+    return f"{failures / runs:.2f} [{low:.2f}, {high:.2f}]"
+
+
 def wilson(failures: int, runs: int, z: float = 1.959964) -> tuple[float, float]:
     """95 % Wilson score interval of a FAIL rate (failures of runs); (0, 1) when there are no runs.
 
@@ -284,7 +300,7 @@ def _witness(value: Any, where: str) -> Witness:
         raise ClaimError(f"{at}: args is a list of strings")
     if "--fork" in args:
         # A record's witness starts each phase as a new interpreter, as a maintainer runs it; --fork (phases
-        # forked after one import) is for the test suite's speed (docs/DECISIONS.md, "Issue 21: one shape").
+        # forked after one import) is for the test suite's speed (docs/DECISIONS.md, "The test suite").
         raise ClaimError(f"{at}: args may not hold --fork: a record runs its witness as a maintainer would, cold")
     repeats = value.get("repeats", 1)
     if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:

@@ -8,7 +8,9 @@ functions that draw, and never papermill or nbconvert (harness side).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
+import html
 import importlib.metadata
 import os
 import platform
@@ -17,7 +19,7 @@ import shlex
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -185,15 +187,31 @@ def select_upgrades(
     return targets, said
 
 
+def scenario_options(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The options scenarios own (Scenario.Options) that a notebook's parameters set, by scenario: a parameter
+    named as an option's field (``racers = 2``) sets it for its scenario."""
+    from plugpull.scenarios.registry import REGISTRY
+
+    owned = {}
+    for scenario in REGISTRY:
+        if scenario.Options is not None:
+            names = {f.name for f in dataclasses.fields(scenario.Options)}
+            values = {name: value for name, value in parameters.items() if name in names}
+            if values:
+                owned[scenario.name] = scenario.options_from(values)
+    return owned
+
+
 def run_lines(
     targets: list[Target],
     points: list[str],
     repeats: int,
     seed: int | None,
     timeout: float,
-    racers: int | None = None,
+    scenario_options: dict[str, Any] | None = None,
     line_repeats: list[dict[str, Any]] | None = None,
     fork_server: bool = False,
+    cwd: str | None = None,
 ) -> tuple[list[Result], float]:
     """Run every (target, point) ``repeats`` times, or more where ``line_repeats`` says so (the
     finding's timing lines, finding.toml ``[[claims]]``); returns the results in line order and the
@@ -206,15 +224,17 @@ def run_lines(
 
     With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
     cache, other jobs) spreads over every line instead of landing on the last ones; the results
-    are put back in line order (target, point, repeat) for the table and the text.
+    are put back in line order (target, point, repeat) for the table and the text. ``cwd``: where the targets
+    run (a finding's agent, :func:`agent_targets`); None, this kernel's folder.
     """
     jobs = [
         (t, p, r)
         for t, target in enumerate(targets)
         for p, point in enumerate(points)
         # A finding whose targets run different scenarios (postgresql-stores: kill-mid-tool and
-        # resume-after-approval) lists the points of both: each target runs those of its own scenario.
-        if _scenario_has(target.scenario, point)
+        # resume-after-approval) lists the points of both: each target runs those of its own scenario, and of
+        # those the ones its scenario has a line of for it (Scenario.has_line).
+        if _scenario_has(target.scenario, point, target)
         for r in range(
             claims.repeats_for(line_repeats or [], target.scenario, point, target.framework, target.options, repeats)
         )
@@ -222,9 +242,7 @@ def run_lines(
     order = list(jobs)
     if seed is not None:
         random.Random(seed).shuffle(order)
-    settings = Settings(timeout=timeout)
-    if racers is not None:  # resume-after-approval, racing-resumers
-        settings.racers = racers
+    settings = Settings(timeout=timeout, cwd=cwd, options=dict(scenario_options or {}))
     done: dict[tuple[int, int, int], list[Result]] = {}
     began = time.monotonic()
     forks = None
@@ -234,6 +252,8 @@ def run_lines(
         forks = ForkServers()
     # One runtime for every job: a target's clean run (and probe) is made once and shared by its lines.
     with Runtime(forks=forks) as runtime:
+        # The lines in line order, not the shuffled one: a clean run's FAIL goes to a target's first line.
+        runtime.plan([(targets[t], points[p]) for t, p, _ in jobs])
         for job in order:
             t, p, _ = job
             cut = targets[t].options.get(POWER_CUT)
@@ -255,7 +275,7 @@ def select_power_loss(
 
     The cut goes into each line's options as ``power_cut``, so one record holds the same variant under
     several cuts as separate lines and a claim names the cut it is about (docs/DECISIONS.md, "The
-    power-loss finding (issue 24)"); :func:`run_lines` runs each line with that cut. One line per name says
+    power-loss finding"); :func:`run_lines` runs each line with that cut. One line per name says
     what runs here or why it was skipped.
     """
     from plugpull.scenarios import POWER_CUTS
@@ -306,11 +326,13 @@ def power_cut_losses(results: list[Result]) -> str:
     return "\n".join(shown)
 
 
-def _scenario_has(scenario: str, point: str) -> bool:
+def _scenario_has(scenario: str, point: str, target: Target | None = None) -> bool:
     from plugpull.scenarios.registry import REGISTRY
 
     found = REGISTRY.get(scenario)
-    return found is None or not found.points or point in found.points
+    if found is None or not found.points:
+        return True
+    return point in found.points and (target is None or found.has_line(target, point))
 
 
 @contextlib.contextmanager
@@ -381,9 +403,11 @@ def table(results: list[Result]):
 
     rows = lines(results)
     for row in rows:
-        rate = row.pop("fail_rate")
-        low, high = row.pop("ci_low"), row.pop("ci_high")
-        row["FAIL rate [95% CI]"] = "—" if rate is None else f"{rate:.2f} [{low:.2f}, {high:.2f}]"
+        for computed in ("fail_rate", "ci_low", "ci_high"):
+            row.pop(computed)
+        # From claims.INTERVAL_RUNS finished runs; below that the rate and its run count ("1.00 [0.21, 1.00]" on one
+        # run read as a measurement it is not).
+        row["FAIL rate [95% CI]"] = claims.rate_cell(row["FAIL"], row["PASS"] + row["FAIL"])
     frame = pd.DataFrame(rows)
     columns = ["point", "options", "runs", "PASS", "FAIL", "ERROR", "FAIL rate [95% CI]", "effects", "notes"]
     if len({r.framework for r in results}) > 1:
@@ -422,16 +446,22 @@ def plot(results: list[Result], repeats: int | None = None):
         rate = r["fail_rate"]
         color = "#c62828" if rate > 0 else "#2e7d32"
         ax.barh(i, rate, color=color, alpha=0.35, height=0.6)
-        ax.errorbar(
-            rate, i, xerr=[[rate - r["ci_low"]], [r["ci_high"] - rate]], fmt="o", color=color, capsize=4, lw=1.5
-        )
-        text = f"{r['FAIL']}/{r['PASS'] + r['FAIL']}" + (f" +{r['ERROR']} ERROR" if r["ERROR"] else "")
-        ax.annotate(text, (min(r["ci_high"] + 0.02, 1.02), i), va="center", fontsize=8)
+        finished = r["PASS"] + r["FAIL"]
+        right = rate
+        if finished >= claims.INTERVAL_RUNS:  # fewer runs: the rate alone (the table says why)
+            ax.errorbar(
+                rate, i, xerr=[[rate - r["ci_low"]], [r["ci_high"] - rate]], fmt="o", color=color, capsize=4, lw=1.5
+            )
+            right = r["ci_high"]
+        else:
+            ax.plot([rate], [i], "o", color=color)
+        text = f"{r['FAIL']}/{finished}" + (f" +{r['ERROR']} ERROR" if r["ERROR"] else "")
+        ax.annotate(text, (min(right + 0.02, 1.02), i), va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.set_ylim(len(rows) - 0.5, -0.5)  # the first line on top, as in the tables
     ax.set_xlim(0, 1.2)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
-    ax.set_xlabel("FAIL rate (95 % Wilson interval)")
+    ax.set_xlabel(f"FAIL rate (95 % Wilson interval from {claims.INTERVAL_RUNS} finished runs)")
     ax.set_title("FAIL rate per point and variant (FAIL / finished runs)", fontsize=10)
     fig.tight_layout()
     return shown(fig)
@@ -476,6 +506,59 @@ def text(results: list[Result]) -> str:
     return rendering.format_text(results)
 
 
+#: How rendering.format_text marks a line of the target's stderr under a result line.
+STDERR_PREFIX = "    | "
+
+
+@dataclass(frozen=True)
+class ResultLines:
+    """The result lines as :func:`text` gives them, shown in a notebook with each run's stderr (the framework's
+    own logs: DBOS prints about ten INFO lines a phase, four screens in one record) folded in a ``<details>``
+    under its line, so the verdicts read at a glance and the logs stay one click away. ``str()`` and the plain
+    text output are :func:`text` unchanged."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        out, held = [], []
+
+        def fold() -> None:
+            if held:
+                body = html.escape("\n".join(line[len(STDERR_PREFIX) :] for line in held))
+                out.append(
+                    f"<details><summary>the target's stderr ({len(held)} line{'s' if len(held) > 1 else ''})"
+                    f"</summary><pre>{body}</pre></details>"
+                )
+                held.clear()
+
+        shown: list[str] = []
+        for line in self.text.splitlines():
+            if line.startswith(STDERR_PREFIX):
+                if shown:
+                    out.append(f"<pre>{html.escape(chr(10).join(shown))}</pre>")
+                    shown = []
+                held.append(line)
+                continue
+            fold()
+            shown.append(line)
+        fold()
+        if shown:
+            out.append(f"<pre>{html.escape(chr(10).join(shown))}</pre>")
+        return '<div class="result-lines">' + "".join(out) + "</div>"
+
+
+def lines_shown(results: list[Result]) -> ResultLines:
+    """:func:`text` for a notebook cell's last expression: the lines with each stderr folded (:class:`ResultLines`).
+    A notebook that prints :func:`text` shows it unfolded; a generated notebook calls this instead."""
+    return ResultLines(text(results))
+
+
 def repository_url() -> str | None:
     """The public repository from plugpull's own metadata (pyproject.toml ``[project.urls] Repository``)."""
     try:
@@ -489,26 +572,33 @@ def repository_url() -> str | None:
     return None
 
 
+#: The metadata of the output that holds the kernel's "how to reproduce" (report/harness/ipynb.py, put_reproduce).
+REPRODUCE = {"plugpull": "reproduce"}
+
+
 def reproduce(finding: str, pin: str, parameters: dict[str, Any], commit: str | None, url: str | None = None) -> str:
     """The commands that re-run this report, for the notebook's "how to reproduce" cell.
 
-    ``plugpull report`` needs the repository (findings/, notebooks/, the pin sets), so the commands
-    start from a clone: from the public URL in plugpull's metadata when there is one; else they are
-    the commands to run inside a plugpull checkout, and the first line says so (no placeholder to
-    fill in: every printed line runs as printed there). docs/DECISIONS.md, "Findings, records, pin sets and pages".
+    ``plugpull report`` needs the repository (findings/, notebooks/, the pin sets), so the commands start from a
+    clone of the public URL in plugpull's metadata and a checkout of ``commit``. A ``-dirty`` commit does not hold
+    what ran, so none is named: the line says so (``plugpull report`` then replaces this cell's output with the
+    bundle's command, report/harness/pipeline.py). docs/DECISIONS.md, "Findings, records, pin sets and pages".
     """
     url = url if url is not None else repository_url()
     overrides = " ".join(f"-p {k} {shlex.quote(_json(v))}" for k, v in parameters.items())
-    if url:
-        lines = [f"git clone {shlex.quote(url)} plugpull && cd plugpull"]
-    else:
-        lines = ["# in a checkout of the plugpull repository (it has no public URL in its metadata yet):"]
-    if commit and commit.endswith("-dirty"):
-        lines.append(f"git checkout {commit[: -len('-dirty')]}  # this run had uncommitted changes on top of it")
-    elif commit:
-        lines.append(f"git checkout {commit}")
-    lines.append(f"uv run plugpull report --finding {finding} --pin {pin}" + (f" {overrides}" if overrides else ""))
-    return "\n".join(lines)
+    command = f"uv run plugpull report --finding {finding} --pin {pin}" + (f" {overrides}" if overrides else "")
+    if not commit:
+        return (
+            "# plugpull's commit is unknown here (not run by plugpull report from a git checkout); in a checkout:\n"
+            + command
+        )
+    if commit.endswith("-dirty"):
+        return (
+            "# This run ran on files no commit holds, so no checkout reproduces it; in a checkout with those files:\n"
+            + command
+        )
+    first = f"git clone {shlex.quote(url)} plugpull && cd plugpull" if url else "# in a checkout of plugpull:"
+    return "\n".join([first, f"git checkout {commit}", command])
 
 
 def write_record(
@@ -662,3 +752,196 @@ def boundary_table(results: list[Result]):
             }
         )
     return pd.DataFrame(rows)
+
+
+# --- the one call of a generated notebook -----------------------------------------------------------------------
+# notebooks/<id>.ipynb is generated from finding.toml (report/harness/scaffold.py): a title cell, a `parameters` cell,
+# and one call to report() below, which shows what the notebooks' cells showed one by one: the environment, the
+# lines run, the table, the plot, the result lines, how to reproduce; and writes the run record last.
+
+#: Parameters the harness sets (never a record's parameters): the pin set, where the record goes, release A's python.
+HARNESS_ONLY = ("pin", "results_path", "from_python")
+#: Parameters the reproduce command leaves out: the harness sets them, or `plugpull report` derives them.
+NOT_REPRODUCED = (*HARNESS_ONLY, "line_repeats", "plugpull_commit", "fork_server")
+
+RUN_TEXT = (
+    "Each line: one target variant at one point, `repeats` times, or `line_repeats` times for a timing line (its "
+    "verdict depends on timing, so it is read as a FAIL rate)."
+)
+SEVERAL_TEXT = "The targets this kernel can run (a framework the pin set does not install is skipped, not an error). "
+MAP_TEXT = (
+    "The targets this kernel can run (a framework the pin set does not install is skipped). Each target variant: one "
+    "clean run (its boundaries), then one line per boundary and side, run through the fork server, `jobs` at a time."
+)
+LINES_TEXT = (
+    "Exactly as `plugpull` prints them; a FAIL or ERROR line shows the target's stderr under it (the recovering "
+    "phase's for a crash or hang)."
+)
+
+
+def agent_targets(command: str, scenario: str, framework: str, folder: Path | None = None) -> tuple[list[Target], str]:
+    """A finding's user agent (finding.toml ``agent = "agent.py --flag"``) as the target of ``scenario``, and a line
+    saying what runs.
+
+    The agent's files are in ``folder`` (default: record.AGENT_FOLDER in this kernel's working directory, where
+    ``plugpull report run`` copies them); the agent runs there, a ``.py`` file with this kernel's python (the pin set's
+    venv), so its command names the file as finding.toml does and holds no path of this machine. Its lines are named
+    after the finding's framework (with the version the agent announces), as a built-in's are.
+    """
+    from plugpull.scenarios.registry import REGISTRY
+
+    folder = folder if folder is not None else Path.cwd() / record.AGENT_FOLDER
+    words = shlex.split(command)
+    if not words or not (folder / words[0]).is_file():
+        raise FileNotFoundError(
+            f"agent {command!r}: {words[0] if words else command!r} is not in {record.AGENT_FOLDER}/ beside this kernel;"
+            " plugpull report run --finding ID copies the finding's agent there"
+        )
+    argv = [sys.executable, *words] if words[0].endswith(".py") else [f"./{words[0]}", *words[1:]]
+    [target] = REGISTRY[scenario].agents([shlex.join(argv)])
+    target = replace(target, framework=framework)
+    return [target], f"agent {command}: {framework} {version_of(framework)}, scenario {scenario}"
+
+
+def _show(value: Any) -> None:
+    """Display ``value`` in a kernel (a DataFrame as its table, Markdown as text); print it elsewhere."""
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        from IPython.display import display
+
+        display(value)
+    else:
+        print(value)
+
+
+def _markdown(text: str) -> None:
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        from IPython.display import Markdown
+
+        _show(Markdown(text))
+    else:
+        print(text)
+
+
+def report(
+    finding: str,
+    frameworks: list[str],
+    parameters: dict[str, Any],
+    *,
+    target: str | None = None,
+    agent: str | None = None,
+    scenario: str | None = None,
+    apart: bool = False,
+) -> None:
+    """Run finding ``finding``'s lines in this kernel with the notebook's ``parameters`` and write its record.
+
+    What runs follows from the parameters finding.toml declares: ``targets`` (a finding about several frameworks:
+    the built-ins whose framework this kernel can import), else the one built-in ``target`` or the user's ``agent``
+    under ``scenario``; ``from_python`` makes it an upgrade pair (release A's interpreter), ``boundaries`` an
+    every-boundary map, ``cuts`` power-loss lines. ``apart``: a kernel without the framework (one that cannot be
+    installed beside plugpull's defaults) records no results instead of failing. The record's parameters are the
+    notebook's, without the harness's own (:data:`HARNESS_ONLY`).
+    """
+    commit = parameters.get("plugpull_commit")
+    options = parameters.get("options") or {}
+    points = [*parameters.get("points", []), *parameters.get("approval_points", [])]
+    upgrade, mapped, cuts = "from_python" in parameters, "boundaries" in parameters, parameters.get("cuts")
+    names = parameters.get("targets") or [n for n in [target] if n]
+
+    if upgrade:
+        env = upgrade_environment(frameworks, parameters["from_python"], commit)
+    else:
+        env = environment(frameworks, commit)
+    measured = f"{env['framework']} {env['versions'].get(env['framework']) or '(not installed)'}"
+    _markdown(f"**Record of finding `{finding}` on {measured}** (pin set `{parameters.get('pin')}`).")
+    _markdown("## Environment\n\nRead inside this kernel with `importlib.metadata`, never copied from the pin file.")
+    _show(env)
+
+    said: list[str] = []
+    if agent is not None:
+        _markdown(f"## Run\n\nThe finding's agent, `{agent}`, under {scenario}. {RUN_TEXT}")
+        chosen, line = agent_targets(agent, str(scenario), frameworks[0])
+        said = [line]
+    elif apart and not any(version_of(f) for f in frameworks):
+        _markdown(f"## Run\n\n{SEVERAL_TEXT}{RUN_TEXT}")
+        chosen = []
+        said = [f"{name}: skipped, {' / '.join(frameworks)} is not installed in this environment" for name in names]
+    elif upgrade:
+        _markdown(f"## Run\n\n{SEVERAL_TEXT}{RUN_TEXT}")
+        chosen, said = select_upgrades(names, parameters["from_python"], options)
+    elif mapped:
+        _markdown(f"## Run\n\n{MAP_TEXT}")
+        chosen, said = select_installed(names, options)
+    elif cuts is not None:
+        _markdown(f"## Run\n\n{SEVERAL_TEXT}Each line: one target variant, one cut, one point, `repeats` times.")
+        chosen, said = select_power_loss(names, options, cuts)
+    elif "targets" in parameters:
+        _markdown(f"## Run\n\n{SEVERAL_TEXT}{RUN_TEXT}")
+        chosen, said = select_installed(names, options)
+    else:
+        _markdown(f"## Run\n\n{RUN_TEXT}")
+        chosen = select_targets(names[0], options)
+    if said:
+        print("\n".join(said))
+
+    # A finding whose targets keep their state on a server (postgresql-stores) names the server in its record.
+    on_server = any(BUILT_INS[n].server == postgres.URL_ENV for n in names if n in BUILT_INS)
+    with postgres_for(chosen) as servers:
+        if on_server:
+            print("\n".join(f"{name}: {what}" for name, what in servers.items()) or "no target here needs a server")
+        if mapped:
+            results, seconds = run_map(
+                chosen, points, parameters["timeout"], boundaries=parameters["boundaries"], jobs=parameters["jobs"]
+            )
+        else:
+            results, seconds = run_lines(
+                chosen,
+                points,
+                parameters["repeats"],
+                parameters.get("seed"),
+                parameters["timeout"],
+                scenario_options=scenario_options(parameters),
+                line_repeats=parameters.get("line_repeats"),
+                fork_server=bool(parameters.get("fork_server", False)),
+                cwd=str(Path.cwd() / record.AGENT_FOLDER) if agent is not None else None,
+            )
+    if on_server:
+        env["servers"] = servers
+    print(f"{len(results)} results in {seconds:.1f} s")
+
+    if mapped:
+        _markdown(
+            "## The map\n\nOne row per target variant and side; x is the boundary's place in the clean run. Green PASS, "
+            "red FAIL (dup: an effect duplicated, lost: never done, stuck: resume crashed or hung, result: a "
+            "different result), grey ERROR."
+        )
+        boundary_map(results)
+        _show(boundary_table(results))
+    else:
+        _show(table(results))
+        plot(results)
+    if cuts is not None:
+        _markdown(
+            "## What each cut lost\n\nThe power-cut file system's model, per run: what a reader saw differently after "
+            "the cut than before it (`evidence.cut.losses`)."
+        )
+        print(power_cut_losses(results))
+    _markdown(f"## Result lines\n\n{LINES_TEXT}")
+    from IPython.display import display
+
+    display(lines_shown(results))  # each run's stderr folded under its line; the plain text output is text()
+    _markdown("## How to reproduce")
+    shown = {k: v for k, v in parameters.items() if k not in NOT_REPRODUCED}
+    # Tagged, so `plugpull report` can put the harness's command in its place (it knows where the run came from).
+    display({"text/plain": reproduce(finding, str(parameters.get("pin")), shown, commit)}, raw=True, metadata=REPRODUCE)
+    write_record(
+        parameters["results_path"],
+        finding=finding,
+        pin=str(parameters.get("pin")),
+        env=env,
+        parameters={k: v for k, v in parameters.items() if k not in HARNESS_ONLY},
+        results=results,
+        scenario_seconds=seconds,
+    )
+    print("wrote the run record")

@@ -29,6 +29,9 @@ DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 READABLE = (1, 2, SCHEMA)
 RUN_ID = re.compile(r"^\d{8}T\d{6}Z$")
 RUN_ID_FORMAT = "%Y%m%dT%H%M%SZ"
+#: The folder, in the kernel's working directory, a report run copies a finding's agent files into (harness:
+#: Finding.staged): the kernel runs in a scratch folder with plugpull installed as a copy, and finds the agent there.
+AGENT_FOLDER = "finding"
 REQUIRED = ("schema", "finding", "pin", "date", "started_at", "versions", "parameters", "results", "error")
 
 

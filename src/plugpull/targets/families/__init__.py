@@ -3,7 +3,8 @@
 A family module declares its framework once (``FAMILY``: the distribution its agents announce,
 the import name a built-in needs, the extra that installs it), its built-in targets (``BUILT_INS``),
 their variants and the upstream notes a FAIL line of theirs may carry, and, when the framework has
-one, its resume-after-upgrade target (``UPGRADE``). plugpull.targets.registry collects them.
+one, its resume-after-upgrade target (``UPGRADE``), and its stops of the tour bare ``plugpull`` runs (``TOUR``,
+``BuiltIn.stop``). plugpull.targets.registry collects them.
 
 Imported by the harness only: the agent scripts the built-ins run (plugpull.targets.<script>) import
 none of this.

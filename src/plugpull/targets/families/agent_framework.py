@@ -35,7 +35,7 @@ def _receipts_swapped(result) -> bool:
     return {o.get("order_id"): o.get("customer") for o in orders if isinstance(o, dict)} == {"A": "B", "B": "A"}
 
 
-# Killed at B's charge instead (kill-mid-tool's every-effect default, issue 22): A was charged before the
+# Killed at B's charge instead (kill-mid-tool's every-effect default): A was charged before the
 # kill, both payments are saved, and the swapped restart hands each order the other's saved payment. Each card
 # is still charged once (the saved keys make the charges idempotent), but each order's receipt is the other
 # customer's. The same replay by call order, seen in the result rather than in the counts.
@@ -76,6 +76,13 @@ CHECKOUT = FAMILY.built_in(
 )
 
 BUILT_INS = (CHECKOUT,)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    CHECKOUT.stop({"variant": "swap"}, "before-effect"),
+    CHECKOUT.stop({"variant": "control"}, "before-effect"),
+)
 
 # resume-after-upgrade: "control" is the plain upgrade; "swap" also meets 1.20.0's new step-cache key;
 # "sequential" has no concurrent call to one @step at all. 1.20.0's @step docstring: "Legacy order-based

@@ -28,4 +28,11 @@ APPROVAL = FAMILY.built_in(
 )
 
 BUILT_INS = (REFUND, APPROVAL)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    REFUND.stop({"persist": "sqlite", "key": "none"}, "before-effect", "after-effect"),
+    APPROVAL.stop({"persist": "sqlite"}, "killed-before-effect", "killed-after-effect"),
+)
 UPGRADE = None

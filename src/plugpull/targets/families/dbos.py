@@ -46,7 +46,7 @@ REFUND = FAMILY.built_in(
 
 # The same workflow with its system database on PostgreSQL (plugpull.postgres: the server in
 # $PLUGPULL_POSTGRES_URL, one database per run), DBOS's production store. A target of its own, not a variant of
-# `dbos`: the findings that run every variant of `dbos` need no server (docs/DECISIONS.md, issue 25).
+# `dbos`: the findings that run every variant of `dbos` need no server (docs/DECISIONS.md, "PostgreSQL stores").
 REFUND_POSTGRESQL = FAMILY.built_in(
     "dbos-postgresql",
     "dbos_refund",
@@ -57,5 +57,31 @@ REFUND_POSTGRESQL = FAMILY.built_in(
     server=URL_ENV,
 )
 
-BUILT_INS = (REFUND, REFUND_POSTGRESQL)
+# tool-error: the refund step raises. A step that raises fails its workflow, which DBOS keeps as its outcome (recovery
+# does not run a workflow that ended in an error again); with retries_allowed=True DBOS runs the step again.
+DBOS_RETRIES = "https://docs.dbos.dev/python/tutorials/step-tutorial#configurable-retries"
+TOOL_ERROR = FAMILY.built_in(
+    "dbos-tool-error",
+    "dbos_refund",
+    flags=("key",),
+    variants=(
+        *(Variant(options={"key": key, "steps": "no-retries"}) for key in ("none", "checkpointed")),
+        *(
+            Variant(args=("--step-retries",), options={"key": key, "steps": "retries"})
+            for key in ("none", "checkpointed")
+        ),
+    ),
+    result_ignore=("request_id",),
+    scenario="tool-error",
+)
+
+BUILT_INS = (REFUND, REFUND_POSTGRESQL, TOOL_ERROR)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    REFUND.stop({"key": "none"}, "before-effect", "after-effect"),
+    REFUND_POSTGRESQL.stop({"key": "none", "store": "postgresql"}, "before-effect", "after-effect"),
+    TOOL_ERROR.stop({"key": "none", "steps": "retries"}, "raise-before-effect", "raise-after-effect"),
+)
 UPGRADE = None

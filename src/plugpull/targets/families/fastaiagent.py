@@ -47,4 +47,11 @@ APPROVAL_POSTGRESQL = FAMILY.built_in(
 )
 
 BUILT_INS = (APPROVAL, APPROVAL_POSTGRESQL)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    APPROVAL.stop({}, "approve-elsewhere", "killed-before-effect"),
+    APPROVAL_POSTGRESQL.stop({"store": "postgresql"}, "approve-elsewhere", "killed-before-effect"),
+)
 UPGRADE = None

@@ -28,7 +28,7 @@ REFUND = FAMILY.built_in(
 # ADK tool confirmation (FunctionTool(require_confirmation=True)) on the same resumable app, once per session
 # store: SqliteSessionService, and DatabaseSessionService on sqlite+aiosqlite (the target's --db-url takes any
 # SQLAlchemy async URL, so another database is one more variant). Racing approvers that lose the store's
-# optimistic concurrency check (StaleSessionError) exit 3, the refusal (docs/DECISIONS.md, issue 20).
+# optimistic concurrency check (StaleSessionError) exit 3, the refusal (docs/DECISIONS.md, "Google ADK").
 APPROVAL = FAMILY.built_in(
     "google-adk-approval",
     "google_adk_approval",
@@ -57,7 +57,7 @@ APPROVAL_POSTGRESQL = FAMILY.built_in(
     server=URL_ENV,
 )
 
-# cancel-mid-stream (issue 23): run_async streamed (StreamingMode.SSE) on SqliteSessionService, cancelled with the
+# cancel-mid-stream: run_async streamed (StreamingMode.SSE) on SqliteSessionService, cancelled with the
 # run's abort_signal (ADK seals an aborted invocation: google/adk/events/_abort_events.py gives each dangling
 # function call a synthetic error response) or by cancelling the consumer's task (no sealing).
 STREAM = FAMILY.built_in(
@@ -67,5 +67,42 @@ STREAM = FAMILY.built_in(
     variants=tuple(Variant(args=(style,), options={"cancel": style}) for style in ("abort", "task-cancel")),
 )
 
-BUILT_INS = (REFUND, APPROVAL, APPROVAL_POSTGRESQL, STREAM)
+# tool-error: by default an exception in a function tool ends the invocation, and resume by invocation id runs it
+# again; ReflectAndRetryToolPlugin (google/adk/plugins) gives the error to the model, which asks again.
+TOOL_ERROR = FAMILY.built_in(
+    "google-adk-tool-error",
+    "google_adk_tool_error",
+    variants=[
+        Variant(args=(handling, key), options={"errors": handling, "key": key, "tools": "refund"})
+        for handling in ("raise", "reflect-retry")
+        for key in ("none", "function-call-id")
+    ]
+    # Two function calls in one model turn: send_email answered, refund raised (parallel-one-raised), the google/
+    # adk-python#7108 case ("a parallel tool call that never executed is never replayed when a sibling call was
+    # answered").
+    + [
+        Variant(
+            args=(handling, "function-call-id", "--two-tools"),
+            options={"errors": handling, "key": "function-call-id", "tools": "send_email+refund"},
+            hold=("refund", 1),
+            sibling=("send_email", "finished"),
+        )
+        for handling in ("raise", "reflect-retry")
+    ],
+    scenario="tool-error",
+)
+
+BUILT_INS = (REFUND, APPROVAL, APPROVAL_POSTGRESQL, STREAM, TOOL_ERROR)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    REFUND.stop({"key": "none"}, "before-effect", "after-effect"),
+    APPROVAL.stop({"session": "sqlite"}, "killed-before-effect", "killed-after-effect"),
+    APPROVAL_POSTGRESQL.stop({"session": "postgresql"}, "killed-before-effect", "killed-after-effect"),
+    STREAM.stop({"cancel": "abort"}, "tool-after-effect", "between-tool-and-model"),
+    TOOL_ERROR.stop(
+        {"errors": "reflect-retry", "key": "none", "tools": "refund"}, "raise-before-effect", "raise-after-effect"
+    ),
+)
 UPGRADE = None

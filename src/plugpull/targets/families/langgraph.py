@@ -26,8 +26,8 @@ LANGGRAPH_REFUNDED_AGAIN = refunded_again(
 # (attached to the checkpoint before it) are on disk. The agent's MarkedSqliteSaver marks each put
 # "checkpoint-save" (1: the input, step -1; 2: before the model step, step 0; 3: after it, step 1; each
 # put waits for the one before, so the numbering is the same in every run) and each put_writes
-# "pending-writes" (1: the input's, 2: the model task's, in either order). The aimed lines hold them
-# (issue 20): how the model step's saves stand at the kill, per option value.
+# "pending-writes" (1: the input's, 2: the model task's, in either order). The aimed lines hold them:
+# how the model step's saves stand at the kill, per option value.
 LANGGRAPH_MODEL_STEP: dict[str, tuple[tuple[str, int, str], ...]] = {
     # Nothing held: the background writer races the kill.
     "raced": (),
@@ -112,7 +112,7 @@ APPROVAL = FAMILY.built_in(
     notes=LANGGRAPH_APPROVAL_NOTES,
 )
 
-# Issue 15: one refund tool per framework, once with no idempotency key (what the framework's own
+# One refund tool per framework, once with no idempotency key (what the framework's own
 # recovery does shows) and once with the key a user of that framework would reach for (a value the
 # framework saved before the tool ran: a finished task's or step's output, the model's function call id).
 # The functional target's draft task result, "pending-writes 1" (the first task to finish), per option value.
@@ -139,7 +139,7 @@ FUNCTIONAL = FAMILY.built_in(
     notes=(LANGGRAPH_REFUNDED_AGAIN,),
 )
 
-# Sibling tool calls (issue 14): the prebuilt ReAct agent's model asks for send_email (no key) and
+# Sibling tool calls: the prebuilt ReAct agent's model asks for send_email (no key) and
 # charge_card (keyed by its tool call id) in one turn, and LangGraph runs them as two parallel tasks.
 # The kill lands in charge_card while send_email is finished, or while it is held too.
 SIBLINGS = FAMILY.built_in(
@@ -157,7 +157,7 @@ SIBLINGS = FAMILY.built_in(
     ],
 )
 
-# cancel-mid-stream (issue 23). https://github.com/langchain-ai/langgraph/issues/5672 (open, labelled bug): "Run
+# cancel-mid-stream. https://github.com/langchain-ai/langgraph/issues/5672 (open, labelled bug): "Run
 # cancellation causes loss of streamed state not yet persisted as a checkpoint". In its thread a contributor
 # re-tested on 1.2.11: graph state the user saw is persisted, while "messages"-mode chunks (the streamed tokens
 # of a model call that did not finish) were never graph state.
@@ -205,7 +205,37 @@ STREAM = FAMILY.built_in(
     ),
 )
 
-BUILT_INS = (REFUND, APPROVAL, FUNCTIONAL, SIBLINGS, STREAM)
+# tool-error: the refund tool's outside call raises. LangGraph's ToolNode raises anything but a ToolInvocationError by
+# default (the run stops; resume continues the thread), turns every error into the tool's message with
+# handle_tool_errors=True, and a node's RetryPolicy retries a ConnectionError by default (default_retry_on).
+LANGGRAPH_TOOL_NODE = "https://langchain-ai.github.io/langgraph/reference/agents/#langgraph.prebuilt.tool_node.ToolNode"
+LANGGRAPH_RETRY = "https://docs.langchain.com/oss/python/langgraph/graph-api#add-retry-policies"
+
+TOOL_ERROR = FAMILY.built_in(
+    "langgraph-tool-error",
+    "langgraph_tool_error",
+    variants=[
+        Variant(args=(handling, key), options={"errors": handling, "key": key})
+        for handling in ("raise", "retry-policy", "to-model", "to-model-give-up")
+        for key in ("none", "tool-call-id")
+    ],
+    scenario="tool-error",
+)
+
+BUILT_INS = (REFUND, APPROVAL, FUNCTIONAL, SIBLINGS, STREAM, TOOL_ERROR)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    REFUND.stop({"durability": "sync", "key": "none"}, "before-effect", "after-effect"),
+    APPROVAL.stop({"durability": "sync"}, "killed-before-effect", "killed-after-effect"),
+    STREAM.stop(
+        {"cancel": "task-cancel", "durability": "sync", "next_turn": "new-message"},
+        "model-stream",
+        "between-tool-and-model",
+    ),
+    TOOL_ERROR.stop({"errors": "retry-policy", "key": "none"}, "raise-before-effect", "raise-after-effect"),
+)
 
 # resume-after-upgrade: durability="sync": the model's tool call is checkpointed before the tool runs, so
 # the line is deterministic (with "async" it is a race, docs/stability.md) and only the upgrade can change it.

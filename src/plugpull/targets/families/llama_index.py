@@ -41,4 +41,11 @@ APPROVAL = FAMILY.built_in(
 )
 
 BUILT_INS = (REFUND, APPROVAL)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    REFUND.stop({"store": "file", "key": "none"}, "before-effect", "after-effect"),
+    APPROVAL.stop({"store": "file"}, "killed-before-effect", "killed-after-effect"),
+)
 UPGRADE = None

@@ -96,7 +96,7 @@ SIBLINGS = FAMILY.built_in(
     result_ignore=("reply_id",),
 )
 
-# cancel-mid-stream (issue 23): Runner.run_streamed with a SQLiteSession, cancelled by its client: the SDK's own
+# cancel-mid-stream: Runner.run_streamed with a SQLiteSession, cancelled by its client: the SDK's own
 # result.cancel() in both modes (agents/result.py), or the consumer's task cancelled. The script's "aclose" style
 # is no variant: closing stream_events() waits for the run to finish (agents/result.py, stream_events' finally:
 # "Ensure main execution completes before cleanup"), so its report can only come after the held step is let go
@@ -110,7 +110,33 @@ STREAM = FAMILY.built_in(
     ),
 )
 
-BUILT_INS = (APP, APPROVAL, SIBLINGS, STREAM)
+# tool-error: function_tool's default failure_error_function gives the tool's exception to the model as its output
+# (agents/tool.py, default_tool_error_function); the scripted model asks again (a new call id) or gives up.
+TOOL_ERROR = FAMILY.built_in(
+    "openai-agents-tool-error",
+    "openai_agents_tool_error",
+    variants=[
+        Variant(args=(handling, key), options={"errors": handling, "key": key})
+        for handling in ("to-model", "to-model-give-up")
+        for key in ("none", "tool-call-id")
+    ],
+    scenario="tool-error",
+)
+
+BUILT_INS = (APP, APPROVAL, SIBLINGS, STREAM, TOOL_ERROR)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    APP.stop({}, "write-lost", "ack-lost"),
+    APPROVAL.stop({"design": "plain"}, "killed-before-effect", "killed-after-effect"),
+    SIBLINGS.stop({"hold": "charge_card", "sibling": "send_email:finished", "approval": "both"}, "before-effect"),
+    SIBLINGS.stop(
+        {"hold": "charge_card", "sibling": "send_email:finished", "approval": "charge_card"}, "before-effect"
+    ),
+    STREAM.stop({"cancel": "cancel"}, "model-stream", "between-tool-and-model"),
+    TOOL_ERROR.stop({"errors": "to-model", "key": "none"}, "raise-before-effect", "raise-after-effect"),
+)
 
 # resume-after-upgrade: RunState JSON saved (approved) before the tool runs, restored by the other release.
 UPGRADE = FAMILY.built_in(

@@ -38,7 +38,7 @@ APPROVAL = FAMILY.built_in(
     notes=(recover_ran_it_again(PYDANTIC_AI_INLINE, PYDANTIC_AI_DBOS),),
 )
 
-# cancel-mid-stream (issue 23): agent.iter streamed node by node, the history kept by the app (Pydantic AI has no
+# cancel-mid-stream: agent.iter streamed node by node, the history kept by the app (Pydantic AI has no
 # conversation store of its own). RunCancelled's docstring (pydantic_ai/exceptions.py): everything the run
 # completed "is preserved in all_messages() ... any tool calls that never produced a result are automatically
 # closed out with synthesized outcome='interrupted' returns before the history is sent to a model."
@@ -53,5 +53,24 @@ STREAM = FAMILY.built_in(
     ),
 )
 
-BUILT_INS = (REFUND, APPROVAL, STREAM)
+# tool-error: a function tool that raises (anything but ModelRetry) ends Pydantic AI's run with the error; under
+# DBOSAgent the workflow ends in it, and DBOS keeps that as its outcome.
+TOOL_ERROR = FAMILY.built_in(
+    "pydantic-ai-tool-error",
+    "pydantic_ai_refund",
+    flags=("key",),
+    variants=[Variant(options={"durable": "DBOSAgent", "key": key}) for key in ("none", "tool-call-id")],
+    scenario="tool-error",
+)
+
+BUILT_INS = (REFUND, APPROVAL, STREAM, TOOL_ERROR)
+
+# The tour (bare `plugpull`, docs/cli.md): per scenario a line its finding claims FAILs and one it claims PASSes, no
+# timing line (tests/test_tour.py holds the claims to this); the verdicts are measured as on every line.
+TOUR = (
+    REFUND.stop({"durable": "DBOSAgent", "key": "none"}, "before-effect", "after-effect"),
+    APPROVAL.stop({"durable": "DBOSAgent"}, "killed-before-effect", "killed-after-effect"),
+    STREAM.stop({"cancel": "token", "save": "on-cancel"}, "model-stream", "tool-after-effect"),
+    TOOL_ERROR.stop({"durable": "DBOSAgent", "key": "none"}, "raise-before-effect", "raise-after-effect"),
+)
 UPGRADE = None

@@ -1,0 +1,164 @@
+"""tool-error: the tool's outside call raises, before or after its effect, and the framework's own handling goes on.
+
+The commonest production fault is smaller than a crash: the tool's HTTP call raises (a reset connection, a 5xx) or
+times out, often after the other side did the work. For one point: run ``COMMAND start`` with the provider holding
+the first ``record_effect`` call (or the one ``--hold`` names) and answer it with a fault, so the agent's
+``record_effect`` raises :class:`plugpull.ToolFault` (a ``ConnectionError``) or :class:`plugpull.ToolTimeout`
+(also a ``TimeoutError``), as a client library's call raises:
+
+- ``raise-before-effect``: the request failed before the API did anything (nothing recorded);
+- ``raise-after-effect``: the API did the work and the reply was lost (recorded, then the call raises);
+- ``timeout-after-effect``: the same, as a read timeout (``ToolTimeout``).
+
+The agent is not killed: the framework handles the error its own way (a retry policy the app configured, or the
+tool's failure told to the model, which is scripted and retries or gives up). If start does not finish (the error
+stopped the run), ``COMMAND resume`` goes on with the framework's own resume. Effects are counted and the run's
+final result is read for what it claims of each effect (checks.tool_error). An agent instrumented for
+kill-mid-tool runs unchanged; its result says ``{"claims": {...}}`` for the truth check (docs/agent-protocol.md).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from plugpull import checks, sidecar
+from plugpull.channel import Channel
+from plugpull.evidence import ToolErrorEvidence
+from plugpull.process import Running, reaping
+from plugpull.results import Result, Verdict
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
+from plugpull.scenarios.contract import Recovery, Scenario
+from plugpull.scenarios.held_kill import wait_for_held
+from plugpull.scenarios.kill_mid_tool import clean_key, clean_run, sidecar_argv
+from plugpull.targets import Target
+
+NAME = "tool-error"
+#: point -> (where the provider holds the call, the fault its caller raises)
+FAULTS = {
+    "raise-before-effect": ("before-effect", "ToolFault"),
+    "raise-after-effect": ("after-effect", "ToolFault"),
+    "timeout-after-effect": ("after-effect", "ToolTimeout"),
+    # Two tool calls of one model turn: the sibling answered, the held one raised before its effect.
+    "parallel-one-raised": ("before-effect", "ToolFault"),
+}
+POINTS = tuple(FAULTS)
+PARALLEL = "parallel-one-raised"
+#: What the raised exception says: what a client library says, never whether the effect happened.
+MESSAGES = {"ToolFault": "{name}: connection reset by peer", "ToolTimeout": "{name}: read timed out"}
+
+
+def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) -> Result:
+    side, fault = FAULTS[point]
+    if settings.hold is None and target.hold is not None:
+        settings = replace(settings, hold=target.hold, sibling=target.sibling)
+    # parallel-one-raised waits for the sibling call to be answered before the held one raises; the other points
+    # fault the held call alone.
+    sibling = settings.sibling
+    settings = replace(settings, sibling=(sibling[0], "finished") if point == PARALLEL and sibling else None)
+    began = time.monotonic()
+    ev = ToolErrorEvidence(
+        point=point,
+        fault=fault,
+        side=side,
+        start_timeout=settings.timeout,
+        hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
+        sibling_spec=None if settings.sibling is None else "{}:{}".format(*settings.sibling),
+    )
+    ev.clean = clean_run(target, settings, runtime)
+    ev.golden = list(ev.clean.results)
+    ev.result_ignore = result_ignore(target, ev.clean.announced)
+    announced, kept = list(ev.clean.announced), None
+    if checks.check_clean_run(ev) is None and not (point == PARALLEL and settings.sibling is None):
+        announced, kept = run_faulted(target, settings, runtime, ev)
+    judgement = settle(checks.judge_tool_error(ev), runtime, (NAME, *clean_key(target, settings)), point, target=target)
+    phase = judgement.show or (ev.finished_by if judgement.verdict is Verdict.FAIL else "")
+    shown = {"clean": ev.clean.start, "clean-resume": ev.clean.finished_resume, "start": ev.start, "resume": ev.resume}
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown.get(phase), kept)
+
+
+def run_faulted(
+    target: Target, settings: Settings, runtime: Runtime, ev: ToolErrorEvidence
+) -> tuple[list[dict], Path | None]:
+    """Start with the provider holding a call at ``ev.side``; answer it with the fault; resume if start did not
+    finish. Fills ``ev``."""
+    with workdir(settings) as path, Channel() as channel, reaping() as spawned:
+        env = target_env(channel, path)
+        with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
+            channel.phase = "start"
+            channel.provider.arm(ev.side, hold=settings.hold, sibling=settings.sibling)
+            started = runtime.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
+            spawned.append(started)
+            if isinstance(started, Running):
+                wait_for_held(channel.provider, started, time.monotonic() + settings.timeout)
+                held = channel.provider.held
+                if held is not None:
+                    ev.message = MESSAGES[ev.fault].format(name=held.name)
+                    channel.fail_held(ev.fault, ev.message)
+                # The framework's handling (a retry with backoff, the model asked again) gets a whole phase's time.
+                ev.start = started.wait(settings.timeout)
+            else:
+                ev.start = started
+            held = channel.provider.held
+            ev.held = None if held is None else held.to_dict()
+            sibling = channel.provider.sibling
+            ev.sibling = None if sibling is None else sibling.to_dict()
+            ev.finished = channel.results_of("start")
+            if held is not None and held.faulted and not ev.start.timed_out and ev.start.returncode != 0:
+                channel.phase = "resume"
+                resumed = runtime.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
+                spawned.append(resumed)
+                ev.resume = resumed if not isinstance(resumed, Running) else resumed.wait(settings.timeout)
+                ev.finished, ev.finished_by = channel.results_of("resume"), "resume"
+            ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
+            ev.calls = [c.to_dict() for c in channel.provider.calls]
+        return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+class ToolError(Scenario):
+    name = NAME
+    points = POINTS
+    phases = ("start", "resume")
+    fault = (
+        "the held effect call raises in the tool (a reset connection or a read timeout), before or after the "
+        "provider recorded the effect; the framework handles it, and resume goes on if the run stopped"
+    )
+    default_points = POINTS[:3]
+    holds_calls = True
+    # --sibling NAME:finished: another tool call of the same model turn, answered before the held call raises.
+    options = frozenset({"sibling"})
+    recovery = {"*": Recovery("start", "the run after the fault")}
+    evidence = ToolErrorEvidence
+    checks = (checks.judge_tool_error,)
+
+    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
+        return [run_point(target, point, settings, runtime)]
+
+    def adopt(self, target: Target, source: Scenario | None) -> Target | None:
+        """A built-in made for a start-and-resume kill (kill-mid-tool's) runs as it is: its tool's effect call
+        raises instead of being killed. One aimed at a save is its plain variant's run; of the variants aimed at a
+        sibling call, the one whose sibling has finished (parallel-one-raised answers it before the held call
+        raises)."""
+        if source is not None and source.name == NAME:
+            return target
+        if source is None or source.kill_and_recover != self.phases or target.saves:
+            return None
+        if target.sibling is not None and target.sibling[1] != "finished":
+            return None
+        return replace(target, scenario=NAME)
+
+    def has_line(self, target: Target, point: str) -> bool:
+        return point != PARALLEL or target.sibling is not None
+
+    def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
+        """parallel-one-raised only for a target whose model asks for two tools in one turn (its own sibling or
+        --sibling); asked of a one-tool target it is its line's ERROR. Such a target runs it by default."""
+        points = list(points)
+        two = target.sibling is not None or settings.sibling is not None
+        if two and PARALLEL not in points and tuple(points) == self.default_points:
+            points.append(PARALLEL)
+        return points
+
+
+SCENARIO = ToolError()

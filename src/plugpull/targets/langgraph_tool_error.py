@@ -1,0 +1,143 @@
+"""A LangGraph refund agent whose tool's outside call can fail: the built-in `langgraph-tool-error` target.
+
+    python -m plugpull.targets.langgraph_tool_error HANDLING KEY start|resume
+
+A real StateGraph (model node + ToolNode) with a real SqliteSaver in $PLUGPULL_WORKDIR and a scripted, offline
+model, as langgraph_refund.py, configured one of the ways LangGraph offers for a tool that raises (HANDLING):
+
+- ``raise``: ToolNode's default ``handle_tool_errors``, which turns only a ToolInvocationError (bad arguments) into
+  a message and raises anything else (langgraph/prebuilt/tool_node.py, ``_default_handle_tool_errors``): the error
+  ends the run, and resume continues the thread from its last checkpoint (``invoke(None)``);
+- ``retry-policy``: the same ToolNode added with ``retry_policy=RetryPolicy(...)``, LangGraph's own node retry,
+  which retries a ConnectionError by default (``default_retry_on``);
+- ``to-model``: ``ToolNode(handle_tool_errors=True)``: the error becomes the tool's message (status "error") and
+  the model, which reads it, asks for the refund again once (a new tool call, as a real LLM does);
+- ``to-model-give-up``: the same, and the model answers that the refund could not be done.
+
+KEY is what the tool passes as the idempotency key: ``none`` or ``tool-call-id`` (InjectedToolCallId).
+
+The result claims what the history says: the refund is "done" when the last refund ToolMessage the model read is
+not an error, else "failed" (docs/agent-protocol.md, "Tool errors").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import sqlite3
+import sys
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import RetryPolicy
+
+from plugpull.client import announce, record_effect, record_result  # plugpull
+
+THREAD = {"configurable": {"thread_id": "refund-A-1001"}}
+HANDLINGS = ("raise", "retry-policy", "to-model", "to-model-give-up")
+
+
+def refund_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage) and m.name == "refund"]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Asks for the refund; reads the tool's answer. An error answer is retried once (a new tool call) unless the
+    model gives up; then it says what the last answer said."""
+
+    give_up: bool = False
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+    @property
+    def _llm_type(self) -> str:
+        return "plugpull-scripted"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        answers = refund_messages(messages)
+        errors = [m for m in answers if m.status == "error"]
+        if answers and (answers[-1].status != "error" or self.give_up or len(errors) >= 2):
+            done = answers[-1].status != "error"
+            reply = AIMessage(content="Refund for order A-1001 is done." if done else "The refund could not be done.")
+        else:
+            call = {
+                "name": "refund",
+                "args": {"order_id": "A-1001", "cents": 1999},
+                "id": f"call_{uuid.uuid4().hex[:16]}",
+            }
+            reply = AIMessage(content="", tool_calls=[call])
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def make_refund_tool(key: str):
+    @tool
+    def refund(order_id: str, cents: int, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Refund an order at the payment provider."""
+        record_effect("refund", key=tool_call_id if key == "tool-call-id" else None)  # plugpull: may raise
+        return f"refunded {cents} cents on order {order_id}"
+
+    return refund
+
+
+def build_graph(checkpointer: SqliteSaver | None, handling: str, key: str):
+    model = ScriptedChatModel(give_up=handling == "to-model-give-up")
+    refund_tool = make_refund_tool(key)
+
+    def call_model(state: MessagesState) -> dict:
+        return {"messages": [model.bind_tools([refund_tool]).invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", call_model)
+    if handling == "retry-policy":
+        # LangGraph's node retry, its documented defaults but for a short first interval (0.5 s by default).
+        builder.add_node("tools", ToolNode([refund_tool]), retry_policy=RetryPolicy(initial_interval=0.05))
+    elif handling in ("to-model", "to-model-give-up"):
+        builder.add_node("tools", ToolNode([refund_tool], handle_tool_errors=True))
+    else:
+        builder.add_node("tools", ToolNode([refund_tool]))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    return builder.compile(checkpointer=checkpointer)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("handling", choices=HANDLINGS)
+    parser.add_argument("key", choices=("none", "tool-call-id"))
+    parser.add_argument("phase", choices=("start", "resume"))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    workdir = Path(os.environ.get("PLUGPULL_WORKDIR", "."))
+    announce(framework="langgraph", version=importlib.metadata.version("langgraph"))  # plugpull
+    conn = sqlite3.connect(workdir / "checkpoints.sqlite", check_same_thread=False)
+    checkpointer = SqliteSaver(conn)
+    graph = build_graph(checkpointer, args.handling, args.key)
+    request = {"messages": [HumanMessage("Please refund order A-1001.")]}
+    payload = request if args.phase == "start" or checkpointer.get_tuple(THREAD) is None else None
+    final = graph.invoke(payload, THREAD, durability="sync")
+    answers = refund_messages(final["messages"])
+    said = "done" if answers and answers[-1].status != "error" else "failed"
+    answer = final["messages"][-1].content
+    record_result({"answer": answer, "claims": {"refund": said}})  # plugpull: what the history says was done
+    print(answer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
