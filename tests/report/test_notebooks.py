@@ -437,7 +437,10 @@ def test_a_forked_kernel_has_the_launchers_environment_and_folder_and_stops_on_a
     # sets SIG_IGN; kernelbase installs default_int_handler only while a handler runs), and the cell would then sleep
     # 60 s. So the cell says when it runs; a fixed wait after execute() was not enough under load (the interrupt came
     # before the execution, and the reply's 30 s ran out).
-    client.execute("import pathlib, time; pathlib.Path('running').touch(); time.sleep(60)")
+    # stop_on_error=False: an error reply otherwise makes ipykernel abort the requests that reach it before the
+    # "stop aborting" message its shell-channel thread posts to itself (ipykernel 7 kernelbase._abort_queues), and
+    # the next request raced that message (CI once: status 'aborted').
+    client.execute("import pathlib, time; pathlib.Path('running').touch(); time.sleep(60)", stop_on_error=False)
     deadline = time.monotonic() + 30
     while not (tmp_path / "running").exists() and time.monotonic() < deadline:
         time.sleep(0.01)
