@@ -23,7 +23,7 @@ from plugpull.arguments import ArgParser
 from plugpull.errors import UsageError
 from plugpull.rendering import closing_line, format_coverage, format_tally, format_text, tour_line
 from plugpull.results import Result, Verdict, tally, to_document
-from plugpull.scenarios import POWER_CUTS, Runtime, Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.contract import Scenario
 from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 
@@ -165,15 +165,6 @@ def build_parser() -> ArgParser:
         help=f"{read_by('seed')}, with --random-kills: draw the random kills from seed S (a whole number >= 0), "
         "to replay the kills of an earlier run; default: a new seed, printed",
     )
-    parser.add_argument(
-        "--power-cut",
-        default=None,
-        choices=POWER_CUTS,
-        metavar="VARIANT",
-        help=f"{read_by('power_cut')}: what the power cut loses: unsynced (default: every write and every create or rename "
-        "not fsynced), torn (unsynced, and the last unsynced write torn at a 512-byte boundary), namespace "
-        "(only creates and renames whose directory was not fsynced) or lazyfs (only unsynced writes)",
-    )
     parser.add_argument("--json", action="store_true", help='print {"schema": 3, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument(
@@ -243,7 +234,6 @@ OPTIONS = {
     "random_kills": ("random_kills", "--random-kills"),
     "seed": ("seed", "--seed"),
     "every_effect": ("first_effect", "--first-effect"),
-    "power_cut": ("power_cut", "--power-cut"),
 }
 
 #: The common options that choose lines (argparse attribute, flag): with none of them and none of OPTIONS, the run
@@ -500,7 +490,6 @@ def settings_of(args: argparse.Namespace) -> Settings:
         boundaries=tuple(getattr(args, "boundary", ()) or ()),
         random_kills=getattr(args, "random_kills", 0) or 0,
         seed=getattr(args, "seed", None),
-        power_cut=getattr(args, "power_cut", None) or "unsynced",
         options=dict(getattr(args, "scenario_options", None) or {}),
     )
 

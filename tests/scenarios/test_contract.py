@@ -89,7 +89,7 @@ def test_a_sound_scenario_is_registered_and_found_by_name():
         ({"recovery": {"*": ("resume", "resume")}}, "recovery values must be Recovery(phase, who)"),
         ({"checks": ()}, "checks must name at least one pure check"),
         ({"evidence": dict}, "evidence must be the dataclass its lines carry"),
-        ({"run": Scenario.run}, "run() is not defined"),
+        ({"run": Scenario.run}, "neither run() nor line is defined"),
         ({"fault": ""}, "fault is empty"),
         ({"kill_and_recover": ("start",)}, "kill_and_recover needs the killed phase and the recovering one"),
         ({"Options": Unfrozen}, "Options must be a frozen dataclass"),

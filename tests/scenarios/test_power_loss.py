@@ -17,6 +17,7 @@ import pytest
 
 from forked_agents import forked_agent
 from plugpull import cli, suite
+from plugpull.errors import UsageError
 from plugpull.powercut import mount as mount_module
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings, kill_mid_tool, power_loss
@@ -110,7 +111,12 @@ def test_a_journal_written_durably_survives_both(fuse, runtime):
     ],
 )
 def test_each_variant_loses_the_plain_journal_its_own_way(fuse, variant, lost, runtime):
-    result = power_loss.run_point(journal("plain"), "after-effect", Settings(timeout=30, power_cut=variant), runtime)
+    result = power_loss.run_point(
+        journal("plain"),
+        "after-effect",
+        Settings(timeout=30, options={power_loss.NAME: power_loss.Options(power_cut=variant)}),
+        runtime,
+    )
     assert result.verdict is Verdict.FAIL, result.message
     assert f"the power cut ({variant}) lost: {lost}" in result.message
     assert result.evidence["variant"] == variant
@@ -184,7 +190,7 @@ def test_the_command_lines_power_cut_choices_are_the_models_variants():
     from plugpull.scenarios import POWER_CUTS
 
     assert set(POWER_CUTS) == {v.value for v in Variant}
-    assert POWER_CUTS[0] == Settings().power_cut == "unsynced"
+    assert POWER_CUTS[0] == power_loss.SCENARIO.own(Settings()).power_cut == "unsynced"
 
 
 def test_an_approval_agent_is_killed_in_approve_and_recover_finds_what_the_cut_left_of_start(fuse, runtime):
@@ -212,3 +218,14 @@ def test_keep_workdir_keeps_the_disk_the_cut_left_and_resume_wrote_to_with_nothi
     assert kept.parent.parent == tmp_path and kept.name == "disk"
     assert json.loads((kept / "journal.json").read_text())["done"] is True
     assert mounted_under(tmp_path) == []
+
+
+def test_a_finding_line_carries_its_cut_in_its_target_options_and_a_bad_cut_is_one_line():
+    # select_power_loss puts each line's cut in its target options; the kernel runs the line with that cut.
+    plain = Target(name="journal", argv=("x",), scenario=power_loss.NAME)
+    settings = Settings(timeout=5)
+    assert power_loss.SCENARIO.line_settings(settings, plain) is settings
+    lazy = power_loss.SCENARIO.line_settings(settings, replace(plain, options={"power_cut": "lazyfs", "key": "none"}))
+    assert power_loss.SCENARIO.own(lazy).power_cut == "lazyfs" and lazy.timeout == 5
+    with pytest.raises(UsageError, match=r"^--power-cut 'sudden': one of unsynced, torn, namespace, lazyfs$"):
+        power_loss.SCENARIO.line_settings(settings, replace(plain, options={"power_cut": "sudden"}))

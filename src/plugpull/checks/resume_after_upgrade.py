@@ -38,7 +38,7 @@ def check_releases(ev: UpgradeEvidence) -> Judgement | None:
     if on_b is not None:
         # B's clean run is the only place a broken B environment shows before the resume: its output
         # goes under the line, as the clean run's.
-        return replace(on_b, message=f"on the resume release (B): {on_b.message}", show="clean_resume")
+        return replace(on_b, message=f"on the resume release (B): {on_b.message}", show="clean-on-b")
     owed_a, owed_b = sorted(ev.clean.counts), sorted(ev.clean_resume.counts)
     if owed_a != owed_b:
         return error(

@@ -56,7 +56,6 @@ class Settings:
     random_kills: int = 0  # every-boundary --random-kills N: N kills at random moments of the boundary window
     seed: int | None = None  # every-boundary --seed S: the random kills' draws (None: unseeded, not replayable)
     # power-loss --power-cut VARIANT (plugpull.powercut.durability.Variant): what the cut loses
-    power_cut: str = "unsynced"
     # scenario name -> its Options (Scenario.Options): the options a scenario owns and adds itself (add_options)
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -71,8 +70,8 @@ def option(default: Any, flag: str, help: str, *, least: int | None = None, choi
     return field(default=default, metadata={"flag": flag, "help": help, "least": least, "choices": choices})
 
 
-#: power-loss's --power-cut choices: plugpull.powercut.durability.Variant's values, named here so the
-#: command line offers them without importing a scenario module.
+#: power-loss's --power-cut choices (its own option): plugpull.powercut.durability.Variant's values, named here so
+#: that choosing them imports no FUSE module.
 POWER_CUTS = ("unsynced", "torn", "namespace", "lazyfs")
 
 #: The Settings every scenario reads; a scenario's ``options`` name the others it reads.

@@ -39,8 +39,8 @@ from plugpull.checks.history import request_problem
 from plugpull.client import BOUNDARIES_ENV
 from plugpull.evidence import CancelEvidence, CancelRun, Outcome
 from plugpull.process import Running, reaping
-from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
+from plugpull.results import Result
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.targets import Target
 
@@ -124,29 +124,22 @@ def clean_run(target: Target, settings: Settings, runtime: Runtime) -> CancelRun
     return runtime.once(key, lambda: run_clean(target, settings, runtime))
 
 
-def _spawned(runtime: Runtime, argv: list[str], env: dict[str, str], settings: Settings, spawned: list) -> Any:
-    running = runtime.spawn(argv, env=env, cwd=settings.cwd)
-    spawned.append(running)
-    return running
-
-
 def run_clean(target: Target, settings: Settings, runtime: Runtime) -> CancelRun:
     with workdir(replace(settings, keep_workdir=False)) as path, Channel() as channel, reaping() as spawned:
         channel.validate = request_problem
         env = target_env(channel, path)
-        channel.phase = "clean"
         began = time.monotonic()
-        running = _spawned(runtime, [*target.argv, "start"], {**env, BOUNDARIES_ENV: "1"}, settings, spawned)
-        start = running if isinstance(running, Outcome) else running.wait(settings.timeout)
+        marked = {**env, BOUNDARIES_ENV: "1"}
+        start = steps.run_to_end(runtime, [*target.argv, "start"], "clean", channel, marked, settings, spawned)
         trace = [
             {**c.to_dict(), "kind": c.kind, "edge": c.edge, "t": round(c.at - began, 6)}
             for c in channel.provider.trace()
         ]
         run = CancelRun(start=start, trace=trace, start_results=channel.results_of("clean"))
         if start.returncode == 0 and not start.timed_out:
-            channel.phase = "clean-resume"
-            resumed = _spawned(runtime, [*target.argv, "resume"], env, settings, spawned)
-            run.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+            run.resume = steps.run_to_end(
+                runtime, [*target.argv, "resume"], "clean-resume", channel, env, settings, spawned
+            )
             run.results = channel.results_of("clean-resume")
             said = [c["messages"] for c in channel.conversations if c["phase"] == "clean-resume"]
             run.conversation = said[-1] if said else None
@@ -172,10 +165,9 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
     judgement = settle(
         judge_cancel_mid_stream(ev), runtime, (NAME, target.argv, settings.cwd, settings.timeout), point, target=target
     )
-    phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
-    clean = ev.clean.start if ev.clean else None
-    shown = {"clean": clean, "start": ev.start, "resume": ev.resume}.get(phase)
-    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
+    return make_result(
+        NAME, target, point, ev.to_dict(), judgement, announced, began, steps.shown_outcome(judgement, ev), kept
+    )
 
 
 def wait_shown(provider: Any, aim: dict[str, Any], grace: float) -> tuple[int, int | None]:
@@ -242,18 +234,16 @@ def run_cancelled(
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         channel.validate = request_problem
         env = target_env(channel, path)
-        channel.phase = "start"
         channel.provider.arm_step(aim["kind"], aim["name"], aim["n"], aim["side"])
-        started = _spawned(runtime, [*target.argv, "start"], {**env, BOUNDARIES_ENV: "1"}, settings, spawned)
+        marked = {**env, BOUNDARIES_ENV: "1"}
+        started = steps.spawn_phase(runtime, [*target.argv, "start"], "start", channel, marked, settings, spawned)
         if isinstance(started, Outcome):
             ev.start = started
         else:
             cancel_at_held(channel, started, ev, settings.timeout)
         if prove_cancel(ev) is None:
             channel.provider.arm(None)
-            channel.phase = "resume"
-            resumed = _spawned(runtime, [*target.argv, "resume"], env, settings, spawned)
-            ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+            ev.resume = steps.run_to_end(runtime, [*target.argv, "resume"], "resume", channel, env, settings, spawned)
             ev.resumed = channel.results_of("resume")
             said = [c["messages"] for c in channel.conversations if c["phase"] == "resume"]
             ev.conversation = said[-1] if said else None
@@ -262,8 +252,7 @@ def run_cancelled(
                 for r in channel.model_requests
                 if r["phase"] == "resume"
             ]
-        ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
-        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        steps.count_effects(ev, channel)
         return list(channel.announced), (path if settings.keep_workdir else None)
 
 
@@ -271,15 +260,13 @@ class CancelMidStream(Scenario):
     name = NAME
     points = POINTS
     default_points = CANCELS
-    phases = ("start", "resume")
     fault = "the client cancels the streaming run at a held step (then, at -then-sigkill points, SIGKILL)"
     refuses = {"hold": "cancel-mid-stream holds the step its point names"}
     recovery = {"*": Recovery("resume", "the next turn")}
     evidence = CancelEvidence
     checks = (judge_cancel_mid_stream,)
 
-    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
-        return [run_point(target, point, settings, runtime)]
+    line = staticmethod(run_point)
 
 
 SCENARIO = CancelMidStream()

@@ -82,6 +82,9 @@ class Scenario:
     #: The pure functions that give its lines their verdicts (evidence -> Judgement): no process, no
     #: socket, no clock. Tests judge them on hand-built evidence (tests/checks/).
     checks: ClassVar[tuple[Callable[..., Any], ...]] = ()
+    #: For a scenario whose point is one line: the function that runs and judges it, ``(target, point, settings,
+    #: runtime) -> Result`` (as ``staticmethod(run_point)``); the default :meth:`run` calls it.
+    line: ClassVar[Callable[..., Any] | None] = None
 
     # --- running -------------------------------------------------------------------------------------
 
@@ -93,7 +96,9 @@ class Scenario:
         Runs shared by every line (a clean run) go through ``runtime.once``; target phases start with
         ``runtime.spawn``.
         """
-        raise NotImplementedError(f"scenario {self.name!r} does not define run()")
+        if self.line is None:
+            raise NotImplementedError(f"scenario {self.name!r} defines neither run() nor line")
+        return [self.line(target, point, settings, runtime)]
 
     def expand(self, target: Target, points: Sequence[str], settings: Settings, runtime: Runtime) -> list[str]:
         """The lines of ``points`` for ``target``, when some are known only after a clean run.
@@ -170,6 +175,17 @@ class Scenario:
             if meta["choices"] is not None and value not in meta["choices"]:
                 raise UsageError(f"{meta['flag']} {value!r}: one of {', '.join(map(str, meta['choices']))}")
         return self.Options(**values)
+
+    def line_settings(self, settings: Settings, target: Target) -> Settings:
+        """``settings`` for one of ``target``'s lines: a target option named as a field of :attr:`Options` sets it for
+        that line (a finding's power-loss line carries its cut so: ``power_cut = "lazyfs"``), so one record holds
+        the same variant under several values as separate lines."""
+        names = {f.name for f in dataclasses.fields(self.Options)} if self.Options is not None else set()
+        given = {name: value for name, value in target.options.items() if name in names}
+        if not given:
+            return settings
+        values = {**dataclasses.asdict(self.own(settings)), **given}
+        return dataclasses.replace(settings, options={**settings.options, self.name: self.options_from(values)})
 
     def own(self, settings: Settings) -> Any:
         """This run's values of its own options: ``settings.options[name]``, else the defaults."""
@@ -268,8 +284,8 @@ def verify(scenario: Scenario) -> None:
     if evidence is None or not dataclasses.is_dataclass(evidence) or not callable(getattr(evidence, "to_dict", None)):
         problems.append("evidence must be the dataclass its lines carry, with to_dict()")
     problems += _options_problems(scenario)
-    if type(scenario).run is Scenario.run:
-        problems.append("run() is not defined")
+    if type(scenario).run is Scenario.run and not callable(scenario.line):
+        problems.append("neither run() nor line is defined")
     if not scenario.fault:
         problems.append("fault is empty: say in one line what breaks the run")
     if problems:

@@ -30,10 +30,9 @@ from plugpull.channel import Channel
 from plugpull.errors import UsageError
 from plugpull.evidence import BoundaryEvidence, CleanRun, KillProof, Outcome
 from plugpull.process import Running, kill_group, reaping
-from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
-from plugpull.scenarios.contract import Recovery, Scenario
-from plugpull.scenarios.held_kill import kill_at_held_call, wait_group_gone
+from plugpull.results import Result
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
+from plugpull.scenarios.held_kill import KillAndRecover, kill_at_held_call, wait_group_gone
 from plugpull.scenarios.kill_mid_tool import resume_finished
 from plugpull.targets import Target
 
@@ -72,36 +71,26 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     began = time.monotonic()
     side, _, label = point.partition(" ")
     ev = BoundaryEvidence(
-        point=point,
-        start=Outcome(argv=[]),
-        start_timeout=settings.timeout,
-        resume_timeout=settings.timeout,
+        **steps.killed_line(point, settings),
         side=side.removesuffix("-twice"),
         twice=side.endswith("-twice"),
     )
     ev.clean = clean_of(target, settings, runtime)
     ev.golden = list(ev.clean.results)
     ev.result_ignore = result_ignore(target, ev.clean.announced)
-    steps = boundaries.steps_of(ev.clean.trace)
+    marked = boundaries.steps_of(ev.clean.trace)
     announced, kept = list(ev.clean.announced), None
     problem = checks.check_clean_run(ev)
-    step = next((s for s in steps if s.label == label), None)
+    step = next((s for s in marked if s.label == label), None)
     if problem is None and side != "random" and step is None:
-        problem = _unmatched(point, settings, steps)
+        problem = _unmatched(point, settings, marked)
     if problem is None:
         if step is not None:
-            ev.boundary = {**step.to_dict(), "of": len(steps)}
+            ev.boundary = {**step.to_dict(), "of": len(marked)}
         announced, kept = run_faulted(target, step, settings, runtime, ev)
         problem = checks.judge_every_boundary(ev)
     problem = settle(problem, runtime, (NAME, *clean_key(target, settings)), point, target=target)
-    phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
-    shown = {
-        "clean": ev.clean.start,
-        "clean-resume": ev.clean.finished_resume,
-        "start": ev.start,
-        "resume": ev.resume,
-        "final": ev.final,
-    }.get(phase)
+    shown = steps.shown_outcome(problem, ev, more={"final": ev.final})
     return make_result(NAME, target, point, ev.to_dict(), problem, announced, began, shown, kept)
 
 
@@ -207,9 +196,7 @@ def run_faulted(
                 # 2" is usually resume's first model call (docs/DECISIONS.md,
                 # "Every boundary and aimed saves").
                 channel.provider.arm_step(step.kind, step.name, 1, ev.side)
-            channel.phase = "resume"
-            resumed = runtime.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
-            spawned.append(resumed)
+            resumed = steps.spawn_phase(runtime, [*target.argv, recovery], "resume", channel, env, settings, spawned)
             if step is not None and ev.twice:
                 second = kill_at_held_call(channel, resumed, settings.timeout)
                 ev.resume, ev.second_proof = second.outcome, second.proof
@@ -220,16 +207,14 @@ def run_faulted(
                     and checks.prove_held_kill("resume", ev.resume, ev.second_proof, True, ev.point, settings.timeout)
                     is None
                 ):
-                    channel.phase = "final"
-                    final = runtime.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
-                    spawned.append(final)
-                    ev.final = final if isinstance(final, Outcome) else final.wait(settings.timeout)
+                    ev.final = steps.run_to_end(
+                        runtime, [*target.argv, recovery], "final", channel, env, settings, spawned
+                    )
                     ev.final_results = channel.results_of("final")
             else:
-                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+                ev.resume = steps.finished(resumed, settings)
             ev.resumed = channel.results_of("resume")
-        ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
-        ev.calls = [c.to_dict() for c in channel.provider.calls]
+        steps.count_effects(ev, channel)
         return list(channel.announced), (path if settings.keep_workdir else None)
 
 
@@ -327,11 +312,10 @@ def aimed_command(target: Target, aimed: tuple[str, str] | None) -> str | None:
     return f"plugpull {which} --scenario {NAME} --boundary {shlex.quote(label)} --point {side}"
 
 
-class EveryBoundary(Scenario):
+class EveryBoundary(KillAndRecover):
     name = NAME
     points = POINTS
     default_points = DEFAULT_POINTS
-    phases = ("start", "resume")  # a target adopted from resume-after-approval: start, approve, recover
     fault = (
         "SIGKILL at each boundary of the clean run (each effect call and plugpull.boundary mark), before or after it"
     )
@@ -344,15 +328,12 @@ class EveryBoundary(Scenario):
         "every_effect": "it kills at every boundary in turn",
     }
     selected_by = ("random_kills",)
-    kill_and_recover = ("start", "resume")
     #: Their agents mark their model calls and checkpoint saves with plugpull.boundary.
     default_targets = ("langgraph", "agent-framework", "openai-agents-approval", "fastaiagent")
-    recovery = {"*": Recovery("resume", "resume")}
     evidence = BoundaryEvidence
     checks = (checks.judge_every_boundary,)
 
-    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
-        return [run_point(target, point, settings, runtime)]
+    line = staticmethod(run_point)
 
     def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
         return expand(target, list(points), settings, runtime)
@@ -364,22 +345,10 @@ class EveryBoundary(Scenario):
             raise UsageError("--point random needs --random-kills N")
         return list(points)
 
-    def adopt(self, target: Target, source: Scenario | None) -> Target | None:
-        """A built-in variant killed at every boundary: an approval agent is killed in approve, recovered by recover."""
-        if source is not None and source.name == NAME:
-            return target
-        phases = source.kill_and_recover if source is not None else ("start", "resume")
-        if not phases:
-            raise UsageError(f"target {target.name!r} has no kill-and-resume run (it is a {source.name} target)")
-        if target.sidecar:
-            # Its server runs as a sidecar, which only kill-mid-tool starts (plugpull.sidecar): its server=in-run
-            # sibling, whose start runs the server itself, is the variant this scenario can run.
-            return None
-        if target.saves:
-            # A variant aimed at a save runs the same command as its unaimed sibling; the map holds every
-            # boundary in turn itself, so it would map the same run again.
-            return None
-        return replace(target, scenario=NAME, phases=phases)
+    def aimed_elsewhere(self, target: Target) -> bool:
+        """Only one aimed at a save is left out: the map holds every boundary in turn itself, so it would map its
+        plain sibling's run again."""
+        return bool(target.saves)
 
     def shown_point(self, result: Result) -> str:
         """``boundary 7/12 after model-call 2``; a random kill with where it landed (``random 3: between ...``)."""

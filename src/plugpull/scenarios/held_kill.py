@@ -8,14 +8,46 @@ that kills a tool mid-effect (kill-mid-tool kills ``start``; resume-after-approv
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from plugpull import checks, reaper
 from plugpull.channel import Channel
+from plugpull.errors import UsageError
 from plugpull.evidence import KillProof, Outcome
 from plugpull.process import Running, kill_group, live_members
+from plugpull.scenarios.contract import Recovery, Scenario
 
 POLL = 0.01
+
+
+class KillAndRecover(Scenario):
+    """A scenario that kills a run's phase and lets its recovering phase resume it (kill-mid-tool, every-boundary,
+    power-loss): its targets' kill-and-recover phases and the phase a FAIL's call summary is about."""
+
+    # A target adopted from resume-after-approval runs its own phases: start, approve (killed), recover.
+    phases = ("start", "resume")
+    kill_and_recover = ("start", "resume")
+    recovery = {"*": Recovery("resume", "resume")}
+
+    def adopt(self, target: Any, source: Scenario | None) -> Any:
+        """``target`` (a variant of ``source``'s built-ins) as a line of this scenario, which kills its killed phase
+        and recovers with its recovering one (an approval agent: killed in approve, recovered by recover); None for
+        a variant it leaves out: one whose server runs as a sidecar (only kill-mid-tool starts one,
+        plugpull.sidecar; its server=in-run sibling runs the server itself), or one :meth:`aimed_elsewhere`."""
+        if source is not None and source.name == self.name:
+            return target
+        phases = source.kill_and_recover if source is not None else ("start", "resume")
+        if not phases:
+            raise UsageError(f"target {target.name!r} has no kill-and-resume run (it is a {source.name} target)")
+        if target.sidecar or self.aimed_elsewhere(target):
+            return None
+        return replace(target, scenario=self.name, phases=phases)
+
+    def aimed_elsewhere(self, target: Any) -> bool:
+        """A variant aimed at what this scenario does not hold (a save, a sibling call): it runs the same command as
+        its plain sibling, so it would be that line again."""
+        return bool(target.saves or target.sibling)
 
 
 @dataclass

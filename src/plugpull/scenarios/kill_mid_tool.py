@@ -25,8 +25,8 @@ from plugpull.client import BOUNDARIES_ENV
 from plugpull.evidence import CleanRun, KillEvidence, Outcome
 from plugpull.process import Running, reaping
 from plugpull.provider import POINTS
-from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
+from plugpull.results import Result
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import kill_at_held_call
 from plugpull.targets import Target
@@ -118,15 +118,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         # An aimed target's own saves; --save replaces them.
         settings = replace(settings, saves=target.saves)
     began = time.monotonic()
-    ev = KillEvidence(
-        point=point,
-        start=Outcome(argv=[]),
-        start_timeout=settings.timeout,
-        resume_timeout=settings.timeout,
-        hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
-        sibling_spec=None if settings.sibling is None else "{}:{}".format(*settings.sibling),
-        save_specs=["{}:{}:{}".format(*save) for save in settings.saves],
-    )
+    ev = KillEvidence(**steps.killed_line(point, settings), **steps.held_specs(settings, KillEvidence))
     ev.clean = clean_run(target, settings, runtime)
     ev.effect_calls = ev.clean.effect_calls()
     ev.golden = list(ev.clean.results)
@@ -137,14 +129,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     judgement = settle(
         checks.judge_kill_mid_tool(ev), runtime, (NAME, *clean_key(target, settings)), point, target=target
     )
-    # Under every FAIL line goes resume's stderr: the agent's own account of what it did.
-    phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
-    shown = {
-        "clean": ev.clean.start,
-        "clean-resume": ev.clean.finished_resume,
-        "start": ev.start,
-        "resume": ev.resume,
-    }.get(phase)
+    shown = steps.shown_outcome(judgement, ev)
     return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
 
 
@@ -174,16 +159,10 @@ def run_faulted(
             run_start(channel, started, ev, settings.timeout)
             if checks.prove_kill(ev) is None:
                 channel.provider.arm(None)
-                channel.phase = "resume"
-                resumed = runtime.spawn([*(resume_argv or target.argv), "resume"], env=env, cwd=settings.cwd)
-                spawned.append(resumed)
-                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+                argv = [*(resume_argv or target.argv), "resume"]
+                ev.resume = steps.run_to_end(runtime, argv, "resume", channel, env, settings, spawned)
                 ev.resumed = channel.results_of("resume")
-            # Every effect the clean run owed is counted, 0 for one nobody asked for after the kill
-            # (agent-framework#8292: customer B is never charged), so the evidence shows what the
-            # verdict reads.
-            ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
-            ev.calls = [c.to_dict() for c in channel.provider.calls]
+            steps.count_effects(ev, channel)
         return list(channel.announced), (path if settings.keep_workdir else None)
 
 
@@ -195,7 +174,6 @@ def sidecar_argv(target: Target) -> list[str] | None:
 class KillMidTool(Scenario):
     name = NAME
     points = POINTS
-    phases = ("start", "resume")
     fault = "SIGKILL of start's process group while the provider holds an effect call (before or after recording it)"
     holds_calls = True
     # --sibling: another tool call of the same model turn; --save: saves the kill is aimed at.

@@ -23,8 +23,8 @@ from dataclasses import replace
 from plugpull import checks
 from plugpull.channel import Channel
 from plugpull.evidence import Outcome, StoreEvidence, StoreProbe
-from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, settle, target_env, workdir
+from plugpull.results import Result
+from plugpull.scenarios import Runtime, Settings, make_result, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Scenario
 from plugpull.store import POINTS, Store, renamed, run_names
 from plugpull.targets import Target
@@ -117,10 +117,9 @@ def run_point(
         ev.session = named_counts(channel, store, ev.token)
         announced = channel.announced
     judgement = checks.judge_lost_session_write(ev)
-    phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")  # resume's stderr under a FAIL
-    shown = {"start": ev.start, "resume": ev.resume}.get(phase)
+    kept = path if settings.keep_workdir else None
     return make_result(
-        NAME, target, point, ev.to_dict(), judgement, announced, began, shown, path if settings.keep_workdir else None
+        NAME, target, point, ev.to_dict(), judgement, announced, began, steps.shown_outcome(judgement, ev), kept
     )
 
 
@@ -150,7 +149,6 @@ def run(
 class LostSessionWrite(Scenario):
     name = NAME
     points = POINTS
-    phases = ("start", "resume")
     fault = "the Session store loses one write carrying the staged input, or its acknowledgement; nothing is killed"
     evidence = StoreEvidence
     # The probe's proof (a line named "probe" when it fails), then each write's verdict.

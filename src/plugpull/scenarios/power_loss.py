@@ -27,19 +27,18 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from plugpull import boundaries, checks, reaper
 from plugpull.channel import Channel
-from plugpull.errors import FuseUnavailable, PowerCutError, UsageError
-from plugpull.evidence import Outcome, PowerLossEvidence
+from plugpull.errors import FuseUnavailable, PowerCutError
+from plugpull.evidence import PowerLossEvidence
 from plugpull.process import reaping
-from plugpull.results import Result, Verdict
-from plugpull.scenarios import POWER_CUTS, Runtime, Settings, make_result, result_ignore, settle
+from plugpull.results import Result
+from plugpull.scenarios import POWER_CUTS, Runtime, Settings, make_result, option, result_ignore, settle, steps
 from plugpull.scenarios import every_boundary as boundary_lines
-from plugpull.scenarios.contract import Recovery, Scenario
-from plugpull.scenarios.held_kill import kill_at_held_call
+from plugpull.scenarios.held_kill import KillAndRecover, kill_at_held_call
 from plugpull.targets import Target
 
 NAME = "power-loss"
@@ -146,13 +145,10 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         settings = replace(settings, hold=target.hold)
     began = time.monotonic()
     ev = PowerLossEvidence(
-        point=point,
-        start=Outcome(argv=[]),
-        start_timeout=settings.timeout,
-        resume_timeout=settings.timeout,
-        hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
+        **steps.killed_line(point, settings),
+        **steps.held_specs(settings, PowerLossEvidence),
         side=side if side in BOUNDARY_POINTS else "",
-        variant=settings.power_cut,
+        variant=SCENARIO.own(settings).power_cut,
     )
     ev.clean = boundary_lines.clean_of(target, settings, runtime)
     ev.golden = list(ev.clean.results)
@@ -161,27 +157,22 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     problem = checks.check_clean_run(ev)
     step = None
     if problem is None and ev.side:
-        steps = boundaries.steps_of(ev.clean.trace)
-        step = next((s for s in steps if s.label == label), None)
+        marked = boundaries.steps_of(ev.clean.trace)
+        step = next((s for s in marked if s.label == label), None)
         if step is None:
-            listed = ", ".join(s.label for s in steps[:12]) or "none"
+            listed = ", ".join(s.label for s in marked[:12]) or "none"
             problem = checks.error(f"{point}: no such boundary in the clean run (it has: {listed})", show="")
         else:
-            ev.boundary = {**step.to_dict(), "of": len(steps)}
+            ev.boundary = {**step.to_dict(), "of": len(marked)}
     if problem is None:
         announced, kept = run_faulted(target, step, settings, runtime, ev)
         problem = checks.judge_power_loss(ev)
     problem = settle(
-        problem, runtime, (NAME, *boundary_lines.clean_key(target, settings), settings.power_cut), point, target=target
+        problem, runtime, (NAME, *boundary_lines.clean_key(target, settings), ev.variant), point, target=target
     )
-    phase = problem.show or ("resume" if problem.verdict is Verdict.FAIL else "")
-    shown = {
-        "clean": ev.clean.start,
-        "clean-resume": ev.clean.finished_resume,
-        "start": ev.start,
-        "resume": ev.resume,
-    }.get(phase)
-    return make_result(NAME, target, point, ev.to_dict(), problem, announced, began, shown, kept)
+    return make_result(
+        NAME, target, point, ev.to_dict(), problem, announced, began, steps.shown_outcome(problem, ev), kept
+    )
 
 
 def run_faulted(
@@ -197,13 +188,11 @@ def run_faulted(
                 return list(channel.announced), None
             killed_phase, recovery = target.phases[-2], target.phases[-1]
             ev.recovery = recovery
-            channel.phase = "start"
             if step is None:
                 channel.provider.arm(ev.point, hold=settings.hold)
             else:
                 channel.provider.arm_step(step.kind, step.name, step.n, ev.side)
-            started = runtime.spawn([*target.argv, killed_phase], env=env, cwd=settings.cwd)
-            spawned.append(started)
+            started = steps.spawn_phase(runtime, [*target.argv, killed_phase], "start", channel, env, settings, spawned)
             killed = kill_at_held_call(channel, started, settings.timeout)
             killed.record(ev)
             proven = checks.prove_boundary_kill(ev) if ev.side else checks.prove_kill(ev)
@@ -214,13 +203,11 @@ def run_faulted(
                     ev.cut_error = str(exc)
             if proven is None and ev.cut is not None:
                 channel.provider.arm(None)
-                channel.phase = "resume"
-                resumed = runtime.spawn([*target.argv, recovery], env=env, cwd=settings.cwd)
-                spawned.append(resumed)
-                ev.resume = resumed if isinstance(resumed, Outcome) else resumed.wait(settings.timeout)
+                ev.resume = steps.run_to_end(
+                    runtime, [*target.argv, recovery], "resume", channel, env, settings, spawned
+                )
                 ev.resumed = channel.results_of("resume")
-            ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
-            ev.calls = [c.to_dict() for c in channel.provider.calls]
+            steps.count_effects(ev, channel)
             return list(channel.announced), (place.disk if settings.keep_workdir else None)
     except FuseUnavailable as exc:
         ev.unavailable = exc.reason
@@ -229,32 +216,44 @@ def run_faulted(
     return list(ev.clean.announced), None
 
 
-class PowerLoss(Scenario):
+@dataclass(frozen=True)
+class Options:
+    """power-loss's own options (``--power-cut VARIANT``; a notebook's ``power_cut`` parameter, or a finding line's
+    target option of that name)."""
+
+    power_cut: str = option(
+        "unsynced",
+        "--power-cut",
+        "what the power cut loses: unsynced (every write and every create or rename not fsynced), torn (unsynced, "
+        "and the last unsynced write torn at a 512-byte boundary), namespace (only creates and renames whose "
+        "directory was not fsynced) or lazyfs (only unsynced writes)",
+        choices=POWER_CUTS,
+    )
+
+
+class PowerLoss(KillAndRecover):
     name = NAME
     points = POINTS
     default_points = DEFAULT_POINTS
-    phases = ("start", "resume")  # a target adopted from resume-after-approval: start, approve, recover
     fault = (
         "SIGKILL as kill-mid-tool (or every-boundary) does, then a power cut of the workdir's FUSE file system: "
         "what was not fsynced is lost before resume"
     )
     holds_calls = True
-    options = frozenset({"power_cut", "boundaries"})
+    options = frozenset({"boundaries"})
+    Options = Options
     refuses = {
         "sibling": "it applies to kill-mid-tool",
         "saves": "it applies to kill-mid-tool; aim at a save with --point before/after and --boundary",
         "random_kills": "it applies to every-boundary",
     }
-    kill_and_recover = ("start", "resume")
     #: Built-ins that keep a framework store in PLUGPULL_WORKDIR: SqliteSaver, FileCheckpointStorage,
     #: ADK's SqliteSessionService, DBOS's SQLite system database.
     default_targets = ("langgraph", "agent-framework", "google-adk", "dbos")
-    recovery = {"*": Recovery("resume", "resume")}
     evidence = PowerLossEvidence
     checks = (checks.judge_power_loss,)
 
-    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
-        return [run_point(target, point, settings, runtime)]
+    line = staticmethod(run_point)
 
     def expand(self, target: Target, points: Sequence[str], settings: Settings, runtime: Runtime) -> list[str]:
         """Kill-mid-tool points stay one line each; before/after become one line per boundary of the clean run."""
@@ -263,27 +262,6 @@ class PowerLoss(Scenario):
         if aimed:
             lines += boundary_lines.expand(target, aimed, replace(settings, random_kills=0), runtime)
         return lines
-
-    def points_for(self, points: Sequence[str], settings: Settings) -> list[str]:
-        if settings.power_cut not in VARIANTS:
-            raise UsageError(f"--power-cut {settings.power_cut!r}: expected one of {', '.join(VARIANTS)}")
-        return list(points)
-
-    def adopt(self, target: Target, source: Scenario | None) -> Target | None:
-        """A built-in variant with its cut: an approval agent is killed in approve and recovered by recover."""
-        if source is not None and source.name == NAME:
-            return target
-        phases = source.kill_and_recover if source is not None else ("start", "resume")
-        if not phases:
-            raise UsageError(f"target {target.name!r} has no kill-and-resume run (it is a {source.name} target)")
-        if target.sidecar:
-            # Its server runs as a sidecar, which only kill-mid-tool starts (plugpull.sidecar): its server=in-run
-            # sibling, whose start runs the server itself, is the variant this scenario can run.
-            return None
-        if target.saves or target.sibling:
-            # Aimed at a save or a sibling call that this scenario does not hold: the same run as its plain sibling.
-            return None
-        return replace(target, scenario=NAME, phases=phases)
 
     def shown_point(self, result: Result) -> str:
         """``after-effect charge#1 (cut: unsynced)``, or the boundary as every-boundary shows it."""

@@ -230,8 +230,7 @@ class ResumeAfterApproval(Scenario):
     evidence = ApprovalEvidence
     checks = (checks.judge_resume_after_approval,)
 
-    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
-        return [run_point(target, point, settings, runtime)]
+    line = staticmethod(run_point)
 
 
 SCENARIO = ResumeAfterApproval()

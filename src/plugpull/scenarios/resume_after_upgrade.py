@@ -15,9 +15,9 @@ from dataclasses import replace
 
 from plugpull import checks
 from plugpull.errors import UsageError
-from plugpull.evidence import Outcome, UpgradeEvidence
-from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, kill_mid_tool, make_result, result_ignore, settle
+from plugpull.evidence import UpgradeEvidence
+from plugpull.results import Result
+from plugpull.scenarios import Runtime, Settings, kill_mid_tool, make_result, result_ignore, settle, steps
 from plugpull.scenarios.contract import Scenario
 from plugpull.scenarios.kill_mid_tool import clean_run
 from plugpull.targets import Target, upgrade_agent
@@ -43,13 +43,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     settings = settings or Settings()
     runtime = runtime or Runtime()
     began = time.monotonic()
+    # The sibling is kill-mid-tool's: an upgrade line holds one call, and its saves.
     ev = UpgradeEvidence(
-        point=point,
-        start=Outcome(argv=[]),
-        start_timeout=settings.timeout,
-        resume_timeout=settings.timeout,
-        hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
-        save_specs=["{}:{}:{}".format(*save) for save in settings.saves],
+        **steps.killed_line(point, settings), **steps.held_specs(replace(settings, sibling=None), UpgradeEvidence)
     )
     ev.clean = clean_run(target, settings, runtime)
     ev.clean_resume = clean_run(replace(target, argv=target.resume_argv), settings, runtime)
@@ -69,9 +65,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         point,
         target=target,
     )
-    phase = judgement.show or ("resume" if judgement.verdict is Verdict.FAIL else "")
-    shown = {"clean": ev.clean.start, "clean_resume": ev.clean_resume.start, "start": ev.start, "resume": ev.resume}
-    result = make_result(NAME, target, point, ev.to_dict(), judgement, announced_b, began, shown.get(phase), kept)
+    # "clean-on-b": the clean run on the resume release (B), a phase of this scenario's own.
+    shown = steps.shown_outcome(judgement, ev, more={"clean-on-b": ev.clean_resume.start})
+    result = make_result(NAME, target, point, ev.to_dict(), judgement, announced_b, began, shown, kept)
     # The line names both releases; ``version`` is the one the run finished on (B), the evidence has both.
     result.version = ev.to_version
     result.framework = ev.framework
@@ -97,8 +93,7 @@ class ResumeAfterUpgrade(Scenario):
     evidence = UpgradeEvidence
     checks = (checks.judge_resume_after_upgrade,)
 
-    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
-        return [run_point(target, point, settings, runtime)]
+    line = staticmethod(run_point)
 
     def adopt(self, target: Target, source: Scenario | None) -> Target | None:
         raise UsageError(f"{USAGE}, not --target; built-in targets: plugpull report --finding {NAME}")

@@ -27,8 +27,8 @@ from plugpull import checks, sidecar
 from plugpull.channel import Channel
 from plugpull.evidence import ToolErrorEvidence
 from plugpull.process import Running, reaping
-from plugpull.results import Result, Verdict
-from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, target_env, workdir
+from plugpull.results import Result
+from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
 from plugpull.scenarios.held_kill import wait_for_held
 from plugpull.scenarios.kill_mid_tool import clean_key, clean_run, sidecar_argv
@@ -63,8 +63,7 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
         fault=fault,
         side=side,
         start_timeout=settings.timeout,
-        hold=None if settings.hold is None else "{}:{}".format(*settings.hold),
-        sibling_spec=None if settings.sibling is None else "{}:{}".format(*settings.sibling),
+        **steps.held_specs(settings, ToolErrorEvidence),
     )
     ev.clean = clean_run(target, settings, runtime)
     ev.golden = list(ev.clean.results)
@@ -73,9 +72,8 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
     if checks.check_clean_run(ev) is None and not (point == PARALLEL and settings.sibling is None):
         announced, kept = run_faulted(target, settings, runtime, ev)
     judgement = settle(checks.judge_tool_error(ev), runtime, (NAME, *clean_key(target, settings)), point, target=target)
-    phase = judgement.show or (ev.finished_by if judgement.verdict is Verdict.FAIL else "")
-    shown = {"clean": ev.clean.start, "clean-resume": ev.clean.finished_resume, "start": ev.start, "resume": ev.resume}
-    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown.get(phase), kept)
+    shown = steps.shown_outcome(judgement, ev, fail_phase=ev.finished_by)
+    return make_result(NAME, target, point, ev.to_dict(), judgement, announced, began, shown, kept)
 
 
 def run_faulted(
@@ -86,10 +84,8 @@ def run_faulted(
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
-            channel.phase = "start"
             channel.provider.arm(ev.side, hold=settings.hold, sibling=settings.sibling)
-            started = runtime.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
-            spawned.append(started)
+            started = steps.spawn_phase(runtime, [*target.argv, "start"], "start", channel, env, settings, spawned)
             if isinstance(started, Running):
                 wait_for_held(channel.provider, started, time.monotonic() + settings.timeout)
                 held = channel.provider.held
@@ -106,20 +102,17 @@ def run_faulted(
             ev.sibling = None if sibling is None else sibling.to_dict()
             ev.finished = channel.results_of("start")
             if held is not None and held.faulted and not ev.start.timed_out and ev.start.returncode != 0:
-                channel.phase = "resume"
-                resumed = runtime.spawn([*target.argv, "resume"], env=env, cwd=settings.cwd)
-                spawned.append(resumed)
-                ev.resume = resumed if not isinstance(resumed, Running) else resumed.wait(settings.timeout)
+                ev.resume = steps.run_to_end(
+                    runtime, [*target.argv, "resume"], "resume", channel, env, settings, spawned
+                )
                 ev.finished, ev.finished_by = channel.results_of("resume"), "resume"
-            ev.counts = {**{name: 0 for name in ev.clean.counts}, **channel.provider.counts()}
-            ev.calls = [c.to_dict() for c in channel.provider.calls]
+            steps.count_effects(ev, channel)
         return list(channel.announced), (path if settings.keep_workdir else None)
 
 
 class ToolError(Scenario):
     name = NAME
     points = POINTS
-    phases = ("start", "resume")
     fault = (
         "the held effect call raises in the tool (a reset connection or a read timeout), before or after the "
         "provider recorded the effect; the framework handles it, and resume goes on if the run stopped"
@@ -132,8 +125,7 @@ class ToolError(Scenario):
     evidence = ToolErrorEvidence
     checks = (checks.judge_tool_error,)
 
-    def run(self, target: Target, point: str, settings: Settings, runtime: Runtime) -> list[Result]:
-        return [run_point(target, point, settings, runtime)]
+    line = staticmethod(run_point)
 
     def adopt(self, target: Target, source: Scenario | None) -> Target | None:
         """A built-in made for a start-and-resume kill (kill-mid-tool's) runs as it is: its tool's effect call

@@ -242,6 +242,8 @@ def run_lines(
     order = list(jobs)
     if seed is not None:
         random.Random(seed).shuffle(order)
+    from plugpull.scenarios.registry import REGISTRY
+
     settings = Settings(timeout=timeout, cwd=cwd, options=dict(scenario_options or {}))
     done: dict[tuple[int, int, int], list[Result]] = {}
     began = time.monotonic()
@@ -256,14 +258,13 @@ def run_lines(
         runtime.plan([(targets[t], points[p]) for t, p, _ in jobs])
         for job in order:
             t, p, _ = job
-            cut = targets[t].options.get(POWER_CUT)
-            # A power-loss line carries its cut in its options (select_power_loss): that is the setting it runs with.
-            mine = settings if cut is None else replace(settings, power_cut=cut)
+            # A line may carry a value of its scenario's own option (select_power_loss: the cut) in its options.
+            mine = REGISTRY[targets[t].scenario].line_settings(settings, targets[t])
             done[job] = run_scenario(targets[t], [points[p]], settings=mine, runtime=runtime)
     return [r for job in jobs for r in done[job]], time.monotonic() - began
 
 
-#: The option a power-loss line of a finding names its cut by (``options = { power_cut = "lazyfs" }``).
+#: power-loss's own option a finding's power-loss line names its cut by (``options = { power_cut = "lazyfs" }``).
 POWER_CUT = "power_cut"
 
 
