@@ -262,6 +262,12 @@ class Channel:
                     return self._reply(conn, {"ok": True, "fault": fault})
                 self.provider.release(call)  # released after a cancel landed: the call completes
             return self._reply(conn, {"ok": True, "effect": self.provider.answer(call)})
+        elif op == "raised":  # tool-error: the faulted call's caller raises now (client.record_effect)
+            name = request.get("name")
+            if not isinstance(name, str) or not self.provider.note_raised(name):
+                self._reply(conn, {"ok": False, "error": f"raised: no held call of {name!r} was answered with a fault"})
+                return False
+            return self._reply(conn, {"ok": True})
         elif op == "boundary":
             name, edge = request.get("name"), request.get("edge")
             if not isinstance(name, str) or not name or edge not in ("before", "after"):

@@ -257,6 +257,8 @@ def record_effect(name: str, *, key: str | None = None) -> dict[str, Any]:
     reply = _request({"op": "effect", "name": name, "key": key, "main_thread": main})
     fault = reply.get("fault")
     if fault is not None:  # tool-error: the call fails as a client library's would
+        # Said first, so the harness knows the raise reached the tool (a kill aimed right after it waits for this).
+        _request({"op": "raised", "name": name})
         raise TOOL_FAULTS.get(fault.get("raise"), ToolFault)(fault.get("message") or f"{name}: the call failed")
     return reply["effect"]
 

@@ -216,6 +216,10 @@ class ToolErrorEvidence:
     # parallel-one-raised: the other tool call of the same model turn (answered before the held call raised)
     sibling_spec: str | None = None
     sibling: dict[str, Any] | None = None
+    # -then-sigkill points: start's group is SIGKILLed once the caller says it raises (client's "raised" request)
+    sigkill: bool = False
+    raised: bool = False  # the caller said it raises (so it was alive and past the call when the kill was sent)
+    survivors: list[int] = field(default_factory=list)  # the group's live members after the kill
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(_with_clean_runs(self))

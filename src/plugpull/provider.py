@@ -59,6 +59,8 @@ class EffectCall:
     # tool-error: the held call was answered with a fault (the client raised it): "ToolFault", "ToolTimeout".
     # A held before-effect call that fails is never recorded: the request never reached the API.
     faulted: str | None = None
+    # tool-error: the caller said it is raising the fault (client.record_effect sends "raised" first)
+    raised: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -78,6 +80,7 @@ class EffectCall:
             ),
             **({"released": True} if self.released else {}),
             **({"faulted": self.faulted} if self.faulted else {}),
+            **({"raised": True} if self.raised else {}),
         }
 
 
@@ -96,6 +99,8 @@ class Provider:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     held: EffectCall | None = None
     held_event: threading.Event = field(default_factory=threading.Event)
+    # tool-error: the held call's caller said it raises the fault (its process is past the call, in the tool)
+    raised_event: threading.Event = field(default_factory=threading.Event)
     # Boundary marks (client.boundary), apart from ``calls`` so effect counts never see them; they
     # share ``seq`` with the effect calls, so the two merge into the run's trace.
     marks: list[EffectCall] = field(default_factory=list)
@@ -342,6 +347,16 @@ class Provider:
         with self._lock:
             call.faulted = fault
             call.answered = True
+
+    def note_raised(self, name: str) -> bool:
+        """The caller of the faulted held call says it raises now; False when no held call of ``name`` faulted."""
+        with self._lock:
+            call = self.held
+            if call is None or not call.faulted or call.name != name:
+                return False
+            call.raised = True
+        self.raised_event.set()
+        return True
 
     def answer(self, call: EffectCall) -> dict:
         """The reply to an answered call: what the provider now knows of that effect."""

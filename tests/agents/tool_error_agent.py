@@ -12,7 +12,9 @@ after, and on resume runs an unfinished tool again. HANDLING is what the framewo
 - report: the error goes to the model, which gives up: the result claims the refund failed;
 - claims-done: the error goes to the model, and the model's answer says the refund is done anyway (a framework that
   dropped the error from the history would read so);
-- no-claims: as report, but the result says nothing of what the run claims.
+- no-claims: as report, but the result says nothing of what the run claims;
+- slow-HANDLING: HANDLING after 2 s in the error handler, as a framework busy with the error (its retry's backoff,
+  the model told), so raise-after-effect-then-sigkill's kill lands in the handling every time.
 
 A finished run reports ``{"answer": ..., "claims": {"refund": "done" | "failed"}}``.
 """
@@ -20,6 +22,7 @@ A finished run reports ``{"answer": ..., "claims": {"refund": "done" | "failed"}
 import json
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -32,6 +35,9 @@ def refund(handling, state):
         record_effect("refund", key=key)
         return "done"
     except (ToolFault, ToolTimeout):
+        if handling.startswith("slow-"):
+            time.sleep(2)
+            handling = handling.removeprefix("slow-")
         if handling.startswith("crash"):
             raise
         if handling.startswith("retry"):

@@ -121,3 +121,38 @@ def test_a_call_left_unanswered_when_the_run_ended_is_dropped_and_fails():
 def test_claims_are_read_from_the_last_result_only():
     assert claims_of([FAILED, DONE]) == {"refund": "done"}
     assert claims_of([]) is None and claims_of(["text"]) is None
+
+
+def killed_after_raise(**changes) -> ToolErrorEvidence:
+    """raise-after-effect-then-sigkill: the caller said it raises, start died of the SIGKILL, resume reran the tool
+    without a key."""
+    base = dict(
+        point="raise-after-effect-then-sigkill",
+        sigkill=True,
+        raised=True,
+        start=ended(-9),
+        resume=ended(0),
+        finished=[DONE],
+        finished_by="resume",
+        counts={"refund": 2},
+    )
+    return evidence(**{**base, **changes})
+
+
+def test_a_kill_as_the_tool_raised_is_judged_on_what_resume_did():
+    judgement = judge_tool_error(killed_after_raise())
+    assert (judgement.verdict, judgement.show) == (Verdict.FAIL, "resume")
+    assert judgement.message.startswith(
+        "after refund raised ToolFault after its effect and start was SIGKILLed as it raised: effect duplicated"
+    )
+    assert judge_tool_error(killed_after_raise(counts={"refund": 1})).verdict is Verdict.PASS
+
+
+def test_a_kill_after_raise_is_an_error_unless_the_raise_was_said_the_kill_killed_start_and_nothing_outlived_it():
+    unsaid = judge_tool_error(killed_after_raise(raised=False, start=ended(0)))
+    assert unsaid.verdict is Verdict.ERROR and "never said it raises" in unsaid.message
+    finished = judge_tool_error(killed_after_raise(start=ended(1)))
+    assert finished.verdict is Verdict.ERROR
+    assert finished.message == "start ended (exit code 1) before the SIGKILL after refund raised could land"
+    outlived = judge_tool_error(killed_after_raise(survivors=[4242]))
+    assert outlived.verdict is Verdict.ERROR and "outlived the SIGKILL: [4242]" in outlived.message

@@ -94,3 +94,21 @@ def test_parallel_one_raised_asked_of_a_one_tool_agent_is_an_error_saying_why():
     target = agent(shlex.join([sys.executable, TOOL_ERROR_AGENT, "retry"]), "tool-error")
     (result,) = suite.run_scenario(target, ["parallel-one-raised"], settings=Settings(timeout=30), runtime=Runtime())
     assert result.verdict is Verdict.ERROR and result.message.startswith("parallel-one-raised needs two tool calls")
+
+
+def test_a_kill_while_the_framework_handles_the_raise_is_recovered_by_resume_and_judged_on_its_effects():
+    # slow-: the handler takes 2 s, so the SIGKILL sent when the client says it raises lands in the handling.
+    point = "raise-after-effect-then-sigkill"
+    unkeyed, keyed = (
+        agent(shlex.join([sys.executable, TOOL_ERROR_AGENT, handling]), "tool-error")
+        for handling in ("slow-report", "slow-crash-keyed")
+    )
+    (lost,) = suite.run_scenario(unkeyed, [point], settings=Settings(timeout=30), runtime=Runtime())
+    assert lost.verdict is Verdict.FAIL
+    assert lost.message == (
+        "after refund raised ToolFault after its effect and start was SIGKILLed as it raised: effect duplicated: the "
+        "provider saw 2 refund (expected 1); refund was done before the fault and again by resume"
+    )
+    assert lost.evidence["raised"] is True and lost.evidence["start"]["returncode"] == -9
+    (kept,) = suite.run_scenario(keyed, [point], settings=Settings(timeout=30), runtime=Runtime())
+    assert kept.verdict is Verdict.PASS and "SIGKILLed as it raised" in kept.message

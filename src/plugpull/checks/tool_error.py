@@ -57,6 +57,28 @@ def prove_fault(ev: ToolErrorEvidence) -> Judgement | None:
             f"{ev.held['name']} was held but its caller never got the fault (start ended: {ev.start.describe_exit()})",
             show="start",
         )
+    if ev.sigkill:
+        return prove_kill_after_raise(ev)
+    return None
+
+
+def prove_kill_after_raise(ev: ToolErrorEvidence) -> Judgement | None:
+    """A -then-sigkill point: the caller said it raises, then start died of the SIGKILL and nothing of it is left."""
+    name = ev.held["name"]
+    if not ev.raised:
+        return error(
+            f"{name} was answered with the fault but its caller never said it raises (the client's 'raised' "
+            f"request; an older client?): the kill could not be aimed after the raise (start ended: "
+            f"{ev.start.describe_exit()})",
+            show="start",
+        )
+    if not ev.start.killed_by_sigkill:
+        return error(
+            f"start ended ({ev.start.describe_exit()}) before the SIGKILL after {name} raised could land",
+            show="start",
+        )
+    if ev.survivors:
+        return error(f"processes of start's group outlived the SIGKILL: {ev.survivors}", show="start")
     return None
 
 
@@ -69,6 +91,8 @@ def judge_tool_error(ev: ToolErrorEvidence) -> Judgement:
     raised = f"{name} raised {ev.fault} {'before' if ev.side == 'before-effect' else 'after'} its effect"
     if ev.sibling_spec is not None:
         raised += f" while {ev.sibling_spec.split(':')[0]}, in the same turn, was answered"
+    if ev.sigkill:
+        raised += " and start was SIGKILLed as it raised"
     start = ev.start
     if start.timed_out:
         return Judgement(Verdict.FAIL, f"start hung after {raised}: killed after {ev.start_timeout:g}s", "start")

@@ -8,7 +8,10 @@ the first ``record_effect`` call (or the one ``--hold`` names) and answer it wit
 
 - ``raise-before-effect``: the request failed before the API did anything (nothing recorded);
 - ``raise-after-effect``: the API did the work and the reply was lost (recorded, then the call raises);
-- ``timeout-after-effect``: the same, as a read timeout (``ToolTimeout``).
+- ``timeout-after-effect``: the same, as a read timeout (``ToolTimeout``);
+- ``raise-after-effect-then-sigkill``: as raise-after-effect, and start's process group is SIGKILLed as soon as the
+  agent's client says it raises (the ``raised`` request it sends first): the crash lands in the framework's handling
+  of the error, wherever that has got to (a timing line), and resume recovers from what the framework saved.
 
 The agent is not killed: the framework handles the error its own way (a retry policy the app configured, or the
 tool's failure told to the model, which is scripted and retries or gives up). If start does not finish (the error
@@ -26,11 +29,11 @@ from pathlib import Path
 from plugpull import checks, sidecar
 from plugpull.channel import Channel
 from plugpull.evidence import ToolErrorEvidence
-from plugpull.process import Running, reaping
+from plugpull.process import Running, kill_group, reaping
 from plugpull.results import Result
 from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
-from plugpull.scenarios.held_kill import wait_for_held
+from plugpull.scenarios.held_kill import POLL, wait_for_held, wait_group_gone
 from plugpull.scenarios.kill_mid_tool import clean_key, clean_run, sidecar_argv
 from plugpull.targets import Target
 
@@ -42,9 +45,12 @@ FAULTS = {
     "timeout-after-effect": ("after-effect", "ToolTimeout"),
     # Two tool calls of one model turn: the sibling answered, the held one raised before its effect.
     "parallel-one-raised": ("before-effect", "ToolFault"),
+    "raise-after-effect-then-sigkill": ("after-effect", "ToolFault"),
 }
 POINTS = tuple(FAULTS)
 PARALLEL = "parallel-one-raised"
+#: The points whose start is SIGKILLed right after its tool raised.
+THEN_SIGKILL = "-then-sigkill"
 #: What the raised exception says: what a client library says, never whether the effect happened.
 MESSAGES = {"ToolFault": "{name}: connection reset by peer", "ToolTimeout": "{name}: read timed out"}
 
@@ -62,6 +68,7 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
         point=point,
         fault=fault,
         side=side,
+        sigkill=point.endswith(THEN_SIGKILL),
         start_timeout=settings.timeout,
         **steps.held_specs(settings, ToolErrorEvidence),
     )
@@ -92,8 +99,11 @@ def run_faulted(
                 if held is not None:
                     ev.message = MESSAGES[ev.fault].format(name=held.name)
                     channel.fail_held(ev.fault, ev.message)
-                # The framework's handling (a retry with backoff, the model asked again) gets a whole phase's time.
-                ev.start = started.wait(settings.timeout)
+                if held is not None and ev.sigkill:
+                    kill_after_raise(channel.provider, started, ev, settings.timeout)
+                else:
+                    # The framework's handling (a retry with backoff, the model asked again) gets a whole phase's time.
+                    ev.start = started.wait(settings.timeout)
             else:
                 ev.start = started
             held = channel.provider.held
@@ -108,6 +118,23 @@ def run_faulted(
                 ev.finished, ev.finished_by = channel.results_of("resume"), "resume"
             steps.count_effects(ev, channel)
         return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+def kill_after_raise(provider, started: Running, ev: ToolErrorEvidence, timeout: float) -> None:
+    """SIGKILL start's group as soon as the faulted call's caller says it raises; fill ``ev.start`` and the proof
+    (``raised``: the caller said so while alive; ``survivors``: the group's members left after the kill)."""
+    deadline = time.monotonic() + timeout
+    while not provider.raised_event.wait(POLL) and started.poll() is None and time.monotonic() < deadline:
+        started.tracker.scan()
+    ev.raised = provider.raised_event.is_set()
+    if ev.raised and started.poll() is None:
+        started.tracker.scan(force=True)
+        kill_group(started.pgid)
+        started.wait_reaped()
+        ev.survivors = wait_group_gone(started.pgid)
+        ev.start = started.finish()
+    else:
+        ev.start = started.wait(max(deadline - time.monotonic(), 0.0))
 
 
 class ToolError(Scenario):
