@@ -1,6 +1,6 @@
 """A LangGraph refund agent whose tool's outside call can fail: the built-in `langgraph-tool-error` target.
 
-    python -m plugpull.targets.langgraph_tool_error HANDLING KEY start|resume
+    python -m plugpull.targets.langgraph_tool_error HANDLING KEY [--two-tools] start|resume
 
 A real StateGraph (model node + ToolNode) with a real SqliteSaver in $PLUGPULL_WORKDIR and a scripted, offline
 model, as langgraph_refund.py, configured one of the ways LangGraph offers for a tool that raises (HANDLING):
@@ -15,6 +15,10 @@ model, as langgraph_refund.py, configured one of the ways LangGraph offers for a
 - ``to-model-give-up``: the same, and the model answers that the refund could not be done.
 
 KEY is what the tool passes as the idempotency key: ``none`` or ``tool-call-id`` (InjectedToolCallId).
+
+With ``--two-tools`` the model asks for ``send_email`` (no key: a mail API takes none) and ``refund`` in one turn:
+two tool calls of one AIMessage, which the ToolNode runs in parallel inside one node (one task of the superstep,
+so its writes are saved together or not at all). The model asks again only for what is not answered yet.
 
 The result claims what the history says: the refund is "done" when the last refund ToolMessage the model read is
 not an error, else "failed" (docs/agent-protocol.md, "Tool errors").
@@ -55,6 +59,7 @@ class ScriptedChatModel(BaseChatModel):
     model gives up; then it says what the last answer said."""
 
     give_up: bool = False
+    two_tools: bool = False
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
@@ -77,8 +82,17 @@ class ScriptedChatModel(BaseChatModel):
                 "args": {"order_id": "A-1001", "cents": 1999},
                 "id": f"call_{uuid.uuid4().hex[:16]}",
             }
-            reply = AIMessage(content="", tool_calls=[call])
+            emailed = any(isinstance(m, ToolMessage) and m.name == "send_email" for m in messages)
+            email = {"name": "send_email", "args": {"order_id": "A-1001"}, "id": f"call_{uuid.uuid4().hex[:16]}"}
+            # As a real model would, it asks only for what is not answered yet.
+            reply = AIMessage(content="", tool_calls=[email, call] if self.two_tools and not emailed else [call])
         return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def claim(messages: list[BaseMessage], name: str) -> str:
+    """What the history says of tool ``name``: done when its last ToolMessage is not an error, else failed."""
+    answers = [m for m in messages if isinstance(m, ToolMessage) and m.name == name]
+    return "done" if answers and answers[-1].status != "error" else "failed"
 
 
 def make_refund_tool(key: str):
@@ -91,22 +105,30 @@ def make_refund_tool(key: str):
     return refund
 
 
-def build_graph(checkpointer: SqliteSaver | None, handling: str, key: str):
-    model = ScriptedChatModel(give_up=handling == "to-model-give-up")
+@tool
+def send_email(order_id: str) -> str:
+    """Tell the customer the order is being refunded."""
+    record_effect("send_email")  # plugpull: the mail API takes no key
+    return f"emailed the customer of order {order_id}"
+
+
+def build_graph(checkpointer: SqliteSaver | None, handling: str, key: str, two_tools: bool = False):
+    model = ScriptedChatModel(give_up=handling == "to-model-give-up", two_tools=two_tools)
     refund_tool = make_refund_tool(key)
+    tools = [send_email, refund_tool] if two_tools else [refund_tool]
 
     def call_model(state: MessagesState) -> dict:
-        return {"messages": [model.bind_tools([refund_tool]).invoke(state["messages"])]}
+        return {"messages": [model.bind_tools(tools).invoke(state["messages"])]}
 
     builder = StateGraph(MessagesState)
     builder.add_node("model", call_model)
     if handling == "retry-policy":
         # LangGraph's node retry, its documented defaults but for a short first interval (0.5 s by default).
-        builder.add_node("tools", ToolNode([refund_tool]), retry_policy=RetryPolicy(initial_interval=0.05))
+        builder.add_node("tools", ToolNode(tools), retry_policy=RetryPolicy(initial_interval=0.05))
     elif handling in ("to-model", "to-model-give-up"):
-        builder.add_node("tools", ToolNode([refund_tool], handle_tool_errors=True))
+        builder.add_node("tools", ToolNode(tools, handle_tool_errors=True))
     else:
-        builder.add_node("tools", ToolNode([refund_tool]))
+        builder.add_node("tools", ToolNode(tools))
     builder.add_edge(START, "model")
     builder.add_conditional_edges("model", tools_condition)
     builder.add_edge("tools", "model")
@@ -117,6 +139,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("handling", choices=HANDLINGS)
     parser.add_argument("key", choices=("none", "tool-call-id"))
+    parser.add_argument("--two-tools", action="store_true", help="send_email and refund in one model turn")
     parser.add_argument("phase", choices=("start", "resume"))
     return parser.parse_args(argv)
 
@@ -127,14 +150,14 @@ def main(argv: list[str] | None = None) -> int:
     announce(framework="langgraph", version=importlib.metadata.version("langgraph"))  # plugpull
     conn = sqlite3.connect(workdir / "checkpoints.sqlite", check_same_thread=False)
     checkpointer = SqliteSaver(conn)
-    graph = build_graph(checkpointer, args.handling, args.key)
+    graph = build_graph(checkpointer, args.handling, args.key, args.two_tools)
     request = {"messages": [HumanMessage("Please refund order A-1001.")]}
     payload = request if args.phase == "start" or checkpointer.get_tuple(THREAD) is None else None
     final = graph.invoke(payload, THREAD, durability="sync")
-    answers = refund_messages(final["messages"])
-    said = "done" if answers and answers[-1].status != "error" else "failed"
+    names = ["send_email", "refund"] if args.two_tools else ["refund"]
     answer = final["messages"][-1].content
-    record_result({"answer": answer, "claims": {"refund": said}})  # plugpull: what the history says was done
+    claims = {name: claim(final["messages"], name) for name in names}
+    record_result({"answer": answer, "claims": claims})  # plugpull: what the history says was done
     print(answer)
     return 0
 

@@ -1,6 +1,6 @@
 """An OpenAI Agents SDK refund whose tool's outside call can fail: the built-in `openai-agents-tool-error` target.
 
-    python -m plugpull.targets.openai_agents_tool_error HANDLING KEY start|resume
+    python -m plugpull.targets.openai_agents_tool_error HANDLING KEY [--two-tools] start|resume
 
 ``function_tool``'s default ``failure_error_function`` (agents/tool.py, ``default_tool_error_function``) turns an
 exception in the tool into the tool's output, "An error occurred while running the tool. Please try again. Error:
@@ -10,7 +10,9 @@ exception in the tool into the tool's output, "An error occurred while running t
 - ``to-model-give-up``: answers that the refund could not be done.
 
 KEY is the refund's idempotency key: ``none``, or ``tool-call-id`` (``ToolContext.tool_call_id``, the model's call
-id). The run is one ``Runner.run`` in start; resume of a finished run reports its outcome again. The result claims
+id). With ``--two-tools`` the model asks for ``send_email`` (no key: a mail API takes none) and ``refund`` in one
+turn; the SDK runs the two function calls concurrently (sync tools in threads), and the model asks again only for
+what is not answered yet. The run is one ``Runner.run`` in start; resume of a finished run reports its outcome again. The result claims
 what the final answer tells the user (docs/agent-protocol.md, "Tool errors").
 """
 
@@ -52,12 +54,21 @@ def log(message: str) -> None:
 class RetryingModel(Model):
     """Asks for the refund; reads its output. An error output is asked again once, unless the model gives up."""
 
-    def __init__(self, give_up: bool) -> None:
+    def __init__(self, give_up: bool, two_tools: bool = False) -> None:
         self.give_up = give_up
+        self.two_tools = two_tools
 
     async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
         items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
-        outputs = [str(field(i, "output")) for i in items if field(i, "type") == "function_call_output"]
+        names = {field(i, "call_id"): field(i, "name") for i in items if field(i, "type") == "function_call"}
+        outputs = [
+            str(field(i, "output"))
+            for i in items
+            if field(i, "type") == "function_call_output" and names.get(field(i, "call_id")) == "refund"
+        ]
+        emailed = any(
+            names.get(field(i, "call_id")) == "send_email" for i in items if field(i, "type") == "function_call_output"
+        )
         errors = [o for o in outputs if o.startswith(ERROR_OUTPUT)]
         if outputs and (not outputs[-1].startswith(ERROR_OUTPUT) or self.give_up or len(errors) >= 2):
             text = FAILED if outputs[-1].startswith(ERROR_OUTPUT) else DONE
@@ -69,28 +80,61 @@ class RetryingModel(Model):
             arguments=json.dumps({"order": ORDER}),
             status="completed",
         )
-        return ModelResponse(output=[call], usage=Usage(), response_id=None)
+        email = ResponseFunctionToolCall(
+            type="function_call",
+            call_id=f"call_{secrets.token_hex(6)}",
+            name="send_email",
+            arguments=json.dumps({"order": ORDER}),
+            status="completed",
+        )
+        # As a real model would, it asks only for what is not answered yet.
+        output = [email, call] if self.two_tools and not emailed else [call]
+        return ModelResponse(output=output, usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("this app runs Runner.run, not run_streamed")
 
 
-def build_agent(handling: str, key: str) -> Agent:
+def build_agent(handling: str, key: str, two_tools: bool = False) -> Agent:
     @function_tool
     def refund(ctx: ToolContext[Any], order: str) -> str:
         """Refund an order at the payment provider."""
         record_effect("refund", key=ctx.tool_call_id if key == "tool-call-id" else None)  # plugpull: may raise
         return f"refunded {order}"
 
-    model = RetryingModel(give_up=handling == "to-model-give-up")
-    return Agent(name="Refunds", instructions="Refund the order the user names.", model=model, tools=[refund])
+    @function_tool
+    def send_email(order: str) -> str:
+        """Tell the customer the order is being refunded."""
+        record_effect("send_email")  # plugpull: the mail API takes no key
+        return f"emailed the customer of {order}"
+
+    model = RetryingModel(give_up=handling == "to-model-give-up", two_tools=two_tools)
+    tools = [send_email, refund] if two_tools else [refund]
+    return Agent(name="Refunds", instructions="Refund the order the user names.", model=model, tools=tools)
 
 
-def outcome(answer: str) -> dict[str, Any]:
-    return {"answer": answer, "claims": {"refund": "done" if answer == DONE else "failed"}}
+def email_claim(items: list[Any]) -> str:
+    """What the run's items say of send_email: done when its last output is not the SDK's error message."""
+    raws = [getattr(i, "raw_item", None) for i in items]
+    emails = {
+        field(r, "call_id") for r in raws if field(r, "type") == "function_call" and field(r, "name") == "send_email"
+    }
+    outputs = [
+        str(field(r, "output"))
+        for r in raws
+        if field(r, "type") == "function_call_output" and field(r, "call_id") in emails
+    ]
+    return "done" if outputs and not outputs[-1].startswith(ERROR_OUTPUT) else "failed"
 
 
-async def run(phase: str, agent: Agent) -> int:
+def outcome(answer: str, email: str | None = None) -> dict[str, Any]:
+    claims = {"refund": "done" if answer == DONE else "failed"}
+    if email is not None:
+        claims = {"send_email": email, **claims}
+    return {"answer": answer, "claims": claims}
+
+
+async def run(phase: str, agent: Agent, two_tools: bool = False) -> int:
     done = workdir() / "outcome.json"
     if phase == "resume":
         if not done.exists():
@@ -99,7 +143,7 @@ async def run(phase: str, agent: Agent) -> int:
         record_result(json.loads(done.read_text()))  # plugpull: a finished run's outcome, again
         return 0
     result = await Runner.run(agent, f"Refund order {ORDER}, please.")
-    value = outcome(str(result.final_output))
+    value = outcome(str(result.final_output), email_claim(result.new_items) if two_tools else None)
     done.write_text(json.dumps(value))
     record_result(value)  # plugpull: what the final answer tells the user
     log(f"done: {result.final_output}")
@@ -108,16 +152,18 @@ async def run(phase: str, agent: Agent) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    two_tools = "--two-tools" in argv
+    argv = [a for a in argv if a != "--two-tools"]
     if len(argv) != 3 or argv[0] not in HANDLINGS or argv[1] not in KEYS or argv[2] not in ("start", "resume"):
         print(
             f"usage: python -m plugpull.targets.openai_agents_tool_error {{{','.join(HANDLINGS)}}} "
-            f"{{{','.join(KEYS)}}} {{start,resume}}",
+            f"{{{','.join(KEYS)}}} [--two-tools] {{start,resume}}",
             file=sys.stderr,
         )
         return 2
     set_tracing_disabled(True)
     announce(framework="openai-agents", version=importlib.metadata.version("openai-agents"))  # plugpull
-    return asyncio.run(run(argv[2], build_agent(argv[0], argv[1])))
+    return asyncio.run(run(argv[2], build_agent(argv[0], argv[1], two_tools), two_tools))
 
 
 if __name__ == "__main__":

@@ -215,9 +215,20 @@ TOOL_ERROR = FAMILY.built_in(
     "langgraph-tool-error",
     "langgraph_tool_error",
     variants=[
-        Variant(args=(handling, key), options={"errors": handling, "key": key})
+        Variant(args=(handling, key), options={"errors": handling, "key": key, "tools": "refund"})
         for handling in ("raise", "retry-policy", "to-model", "to-model-give-up")
         for key in ("none", "tool-call-id")
+    ]
+    # Two tool calls of one model turn (parallel-one-raised): send_email answered, refund raised, as
+    # google-adk-tool-error's; the ToolNode runs both inside one node, so they are saved, retried and resumed together.
+    + [
+        Variant(
+            args=(handling, "tool-call-id", "--two-tools"),
+            options={"errors": handling, "key": "tool-call-id", "tools": "send_email+refund"},
+            hold=("refund", 1),
+            sibling=("send_email", "finished"),
+        )
+        for handling in ("raise", "retry-policy", "to-model")
     ],
     scenario="tool-error",
 )
@@ -234,7 +245,9 @@ TOUR = (
         "model-stream",
         "between-tool-and-model",
     ),
-    TOOL_ERROR.stop({"errors": "retry-policy", "key": "none"}, "raise-before-effect", "raise-after-effect"),
+    TOOL_ERROR.stop(
+        {"errors": "retry-policy", "key": "none", "tools": "refund"}, "raise-before-effect", "raise-after-effect"
+    ),
 )
 
 # resume-after-upgrade: durability="sync": the model's tool call is checkpointed before the tool runs, so

@@ -116,9 +116,19 @@ TOOL_ERROR = FAMILY.built_in(
     "openai-agents-tool-error",
     "openai_agents_tool_error",
     variants=[
-        Variant(args=(handling, key), options={"errors": handling, "key": key})
+        Variant(args=(handling, key), options={"errors": handling, "key": key, "tools": "refund"})
         for handling in ("to-model", "to-model-give-up")
         for key in ("none", "tool-call-id")
+    ]
+    # Two function calls of one model turn (parallel-one-raised): send_email answered, refund raised, as
+    # google-adk-tool-error's; the SDK runs them concurrently and gives the refund's error to the model.
+    + [
+        Variant(
+            args=("to-model", "tool-call-id", "--two-tools"),
+            options={"errors": "to-model", "key": "tool-call-id", "tools": "send_email+refund"},
+            hold=("refund", 1),
+            sibling=("send_email", "finished"),
+        )
     ],
     scenario="tool-error",
 )
@@ -135,7 +145,9 @@ TOUR = (
         {"hold": "charge_card", "sibling": "send_email:finished", "approval": "charge_card"}, "before-effect"
     ),
     STREAM.stop({"cancel": "cancel"}, "model-stream", "between-tool-and-model"),
-    TOOL_ERROR.stop({"errors": "to-model", "key": "none"}, "raise-before-effect", "raise-after-effect"),
+    TOOL_ERROR.stop(
+        {"errors": "to-model", "key": "none", "tools": "refund"}, "raise-before-effect", "raise-after-effect"
+    ),
 )
 
 # resume-after-upgrade: RunState JSON saved (approved) before the tool runs, restored by the other release.
