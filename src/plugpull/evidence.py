@@ -220,6 +220,9 @@ class ToolErrorEvidence:
     sigkill: bool = False
     raised: bool = False  # the caller said it raises (so it was alive and past the call when the kill was sent)
     survivors: list[int] = field(default_factory=list)  # the group's live members after the kill
+    # hang-after-effect: how long the held call went unanswered, and what ended the wait (scenarios.tool_error.hang)
+    hung_for: float | None = None
+    hung_until: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return without_output(_with_clean_runs(self))

@@ -13,6 +13,8 @@ after, and on resume runs an unfinished tool again. HANDLING is what the framewo
 - claims-done: the error goes to the model, and the model's answer says the refund is done anyway (a framework that
   dropped the error from the history would read so);
 - no-claims: as report, but the result says nothing of what the run claims;
+- timeout-retry, timeout-retry-keyed: the call runs in a thread the framework waits 0.5 s for (its own tool
+  timeout); if it has not returned, the framework gives up on it and calls again (hang-after-effect);
 - slow-HANDLING: HANDLING after 2 s in the error handler, as a framework busy with the error (its retry's backoff,
   the model told), so raise-after-effect-then-sigkill's kill lands in the handling every time.
 
@@ -22,6 +24,7 @@ A finished run reports ``{"answer": ..., "claims": {"refund": "done" | "failed"}
 import json
 import os
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -31,6 +34,13 @@ from plugpull import ToolFault, ToolTimeout, record_effect, record_result
 
 def refund(handling, state):
     key = state["key"] if handling.endswith("-keyed") else None
+    if handling.startswith("timeout-"):
+        call = threading.Thread(target=record_effect, args=("refund",), kwargs={"key": key})
+        call.start()
+        call.join(0.5)
+        if call.is_alive():  # its tool timeout: it gives up on the call and calls again (the thread ends with it)
+            record_effect("refund", key=key)
+        return "done"
     try:
         record_effect("refund", key=key)
         return "done"

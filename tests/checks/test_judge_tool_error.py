@@ -156,3 +156,16 @@ def test_a_kill_after_raise_is_an_error_unless_the_raise_was_said_the_kill_kille
     assert finished.message == "start ended (exit code 1) before the SIGKILL after refund raised could land"
     outlived = judge_tool_error(killed_after_raise(survivors=[4242]))
     assert outlived.verdict is Verdict.ERROR and "outlived the SIGKILL: [4242]" in outlived.message
+
+
+def test_a_hung_call_counts_only_once_it_was_answered_late():
+    hung = dict(point="hang-after-effect", fault="hang", message="", held={**HELD, "faulted": None, "answered": True})
+    never = judge_tool_error(evidence(**{**hung, "held": {**HELD, "faulted": None, "answered": False}}))
+    assert never.verdict is Verdict.ERROR and "never answered late" in never.message
+    unmeasured = judge_tool_error(evidence(**hung))  # answered, but nothing says how long it waited
+    assert unmeasured.verdict is Verdict.ERROR
+    judged = judge_tool_error(evidence(**hung, hung_for=1.2, hung_until="the next effect call", counts={"refund": 2}))
+    assert judged.verdict is Verdict.FAIL
+    assert judged.message.startswith(
+        "after refund's call hung after its effect (answered 1.2s late, at the next effect call): effect duplicated"
+    )

@@ -112,3 +112,23 @@ def test_a_kill_while_the_framework_handles_the_raise_is_recovered_by_resume_and
     assert lost.evidence["raised"] is True and lost.evidence["start"]["returncode"] == -9
     (kept,) = suite.run_scenario(keyed, [point], settings=Settings(timeout=30), runtime=Runtime())
     assert kept.verdict is Verdict.PASS and "SIGKILLed as it raised" in kept.message
+
+
+def test_a_hung_call_answered_late_is_waited_for_without_a_timeout_and_doubled_by_one_that_gives_up():
+    point = "hang-after-effect"
+
+    def run(handling):
+        target = agent(shlex.join([sys.executable, TOOL_ERROR_AGENT, handling]), "tool-error")
+        (result,) = suite.run_scenario(target, [point], settings=Settings(timeout=30), runtime=Runtime())
+        return result
+
+    waited = run("retry")  # no timeout of its own: the reply comes at the hang limit and the tool goes on with it
+    assert waited.verdict is Verdict.PASS, waited.message
+    assert waited.evidence["hung_until"] == "the 5s limit" and waited.evidence["hung_for"] >= 5
+    gave_up = run("timeout-retry")  # its own 0.5 s timeout: a new call while the first still waits
+    assert gave_up.verdict is Verdict.FAIL
+    assert gave_up.message.startswith("after refund's call hung after its effect (answered ")
+    assert "at the next effect call): effect duplicated: the provider saw 2 refund (expected 1)" in gave_up.message
+    assert gave_up.evidence["hung_for"] < 5
+    keyed = run("timeout-retry-keyed")  # the same call's key on the retry: one refund
+    assert keyed.verdict is Verdict.PASS, keyed.message

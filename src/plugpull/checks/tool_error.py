@@ -52,6 +52,12 @@ def prove_fault(ev: ToolErrorEvidence) -> Judgement | None:
     if ev.sibling_spec is not None and not (ev.sibling or {}).get("answered"):
         sibling = ev.sibling_spec.split(":")[0]
         return error(f"{ev.held['name']} was held but {sibling}, its sibling call, was never answered", show="start")
+    if ev.fault == "hang":
+        if ev.hung_for is None or not ev.held.get("answered"):
+            return error(
+                f"{ev.held['name']} was held but never answered late (start ended: {ev.start.describe_exit()})"
+            )
+        return None
     if not ev.held.get("faulted"):
         return error(
             f"{ev.held['name']} was held but its caller never got the fault (start ended: {ev.start.describe_exit()})",
@@ -89,6 +95,8 @@ def judge_tool_error(ev: ToolErrorEvidence) -> Judgement:
         return unproven
     name = ev.held["name"]
     raised = f"{name} raised {ev.fault} {'before' if ev.side == 'before-effect' else 'after'} its effect"
+    if ev.fault == "hang":
+        raised = f"{name}'s call hung after its effect (answered {ev.hung_for:g}s late, at {ev.hung_until})"
     if ev.sibling_spec is not None:
         raised += f" while {ev.sibling_spec.split(':')[0]}, in the same turn, was answered"
     if ev.sigkill:

@@ -9,6 +9,10 @@ the first ``record_effect`` call (or the one ``--hold`` names) and answer it wit
 - ``raise-before-effect``: the request failed before the API did anything (nothing recorded);
 - ``raise-after-effect``: the API did the work and the reply was lost (recorded, then the call raises);
 - ``timeout-after-effect``: the same, as a read timeout (``ToolTimeout``);
+- ``hang-after-effect``: the API did the work and its reply is late: the call blocks, as a read with no timeout of
+  its own does, until the tool's process asks for anything else (a retry's call, its result: the framework gave up
+  on the call and went on) or until ``HANG_LIMIT`` seconds passed, and then returns its answer; a framework's own
+  tool timeout (the OpenAI Agents SDK's ``timeout_seconds``) is what ends the wait;
 - ``raise-after-effect-then-sigkill``: as raise-after-effect, and start's process group is SIGKILLed as soon as the
   agent's client says it raises (the ``raised`` request it sends first): the crash lands in the framework's handling
   of the error, wherever that has got to (a timing line), and resume recovers from what the framework saved.
@@ -46,11 +50,17 @@ FAULTS = {
     # Two tool calls of one model turn: the sibling answered, the held one raised before its effect.
     "parallel-one-raised": ("before-effect", "ToolFault"),
     "raise-after-effect-then-sigkill": ("after-effect", "ToolFault"),
+    "hang-after-effect": ("after-effect", "hang"),
 }
 POINTS = tuple(FAULTS)
 PARALLEL = "parallel-one-raised"
 #: The points whose start is SIGKILLed right after its tool raised.
 THEN_SIGKILL = "-then-sigkill"
+#: The fault of a call that is not answered in time, rather than answered with an exception.
+HANG = "hang"
+#: hang-after-effect: how long the held call waits at most before its (late) answer, if its process asks nothing
+#: else: long past a framework's tool timeout a target sets (a second), short against the line's phase timeout.
+HANG_LIMIT = 5.0
 #: What the raised exception says: what a client library says, never whether the effect happened.
 MESSAGES = {"ToolFault": "{name}: connection reset by peer", "ToolTimeout": "{name}: read timed out"}
 
@@ -96,7 +106,9 @@ def run_faulted(
             if isinstance(started, Running):
                 wait_for_held(channel.provider, started, time.monotonic() + settings.timeout)
                 held = channel.provider.held
-                if held is not None:
+                if held is not None and ev.fault == HANG:
+                    hang(channel, started, ev)
+                elif held is not None:
                     ev.message = MESSAGES[ev.fault].format(name=held.name)
                     channel.fail_held(ev.fault, ev.message)
                 if held is not None and ev.sigkill:
@@ -118,6 +130,31 @@ def run_faulted(
                 ev.finished, ev.finished_by = channel.results_of("resume"), "resume"
             steps.count_effects(ev, channel)
         return list(channel.announced), (path if settings.keep_workdir else None)
+
+
+def hang(channel: Channel, started: Running, ev: ToolErrorEvidence) -> None:
+    """Keep the held call unanswered until start asks anything else (the framework went on without it), exits, or
+    ``HANG_LIMIT`` passed; then answer it as the late reply it stands for. Fills ``ev.hung_for`` and ``ev.hung_until``."""
+    provider = channel.provider
+    began = time.monotonic()
+    calls, results = len(provider.calls), len(channel.results_of("start"))
+    while True:
+        waited = time.monotonic() - began
+        if started.poll() is not None:
+            until = "start exited"
+        elif len(provider.calls) > calls:
+            until = "the next effect call"
+        elif len(channel.results_of("start")) > results:
+            until = "the run's result"
+        elif waited >= HANG_LIMIT:
+            until = f"the {HANG_LIMIT:g}s limit"
+        else:
+            started.tracker.scan()
+            time.sleep(POLL)
+            continue
+        break
+    ev.hung_for, ev.hung_until = round(waited, 3), until
+    channel.release_held()
 
 
 def kill_after_raise(provider, started: Running, ev: ToolErrorEvidence, timeout: float) -> None:
@@ -142,7 +179,8 @@ class ToolError(Scenario):
     points = POINTS
     fault = (
         "the held effect call raises in the tool (a reset connection or a read timeout), before or after the "
-        "provider recorded the effect; the framework handles it, and resume goes on if the run stopped"
+        "provider recorded the effect, or hangs after it (its reply late); the framework handles it, and resume goes "
+        "on if the run stopped"
     )
     default_points = POINTS[:3]
     holds_calls = True

@@ -7,7 +7,11 @@ exception in the tool into the tool's output, "An error occurred while running t
 ...", which the model reads; the run goes on. The scripted model (HANDLING) then:
 
 - ``to-model``: asks for the refund again once (a new function call with a new call id, as a real model does);
-- ``to-model-give-up``: answers that the refund could not be done.
+- ``to-model-give-up``: answers that the refund could not be done;
+- ``timeout-to-model``: as ``to-model``, with the tool async and ``function_tool(timeout=1)`` (``FunctionTool.timeout_seconds``), the SDK's own
+  tool timeout (its default ``timeout_behavior="error_as_result"`` gives "Tool 'refund' timed out after 1 seconds."
+  to the model): the outside call runs in a thread (``asyncio.to_thread``), as an async tool wrapping a blocking
+  client does, so a call that hangs is given up on while its thread still waits.
 
 KEY is the refund's idempotency key: ``none``, or ``tool-call-id`` (``ToolContext.tool_call_id``, the model's call
 id). With ``--two-tools`` the model asks for ``send_email`` (no key: a mail API takes none) and ``refund`` in one
@@ -39,10 +43,20 @@ from plugpull.targets.openai_agents_support import (
     workdir,
 )
 
-HANDLINGS = ("to-model", "to-model-give-up")
+HANDLINGS = ("to-model", "to-model-give-up", "timeout-to-model")
+#: timeout-to-model: the SDK's per-call tool timeout (FunctionTool.timeout_seconds), in seconds.
+TOOL_TIMEOUT = 1.0
 KEYS = ("none", "tool-call-id")
-#: The start of the SDK's default tool error message (default_tool_error_function).
+#: The start of the SDK's default tool error message (default_tool_error_function), and of its default timeout
+#: message (default_tool_timeout_error_message).
 ERROR_OUTPUT = "An error occurred while running the tool"
+TIMEOUT_OUTPUT = "Tool 'refund' timed out"
+
+
+def is_error(output: str) -> bool:
+    return output.startswith((ERROR_OUTPUT, TIMEOUT_OUTPUT))
+
+
 DONE = "Refund for order A-1001 is done."
 FAILED = "The refund could not be done."
 
@@ -69,9 +83,9 @@ class RetryingModel(Model):
         emailed = any(
             names.get(field(i, "call_id")) == "send_email" for i in items if field(i, "type") == "function_call_output"
         )
-        errors = [o for o in outputs if o.startswith(ERROR_OUTPUT)]
-        if outputs and (not outputs[-1].startswith(ERROR_OUTPUT) or self.give_up or len(errors) >= 2):
-            text = FAILED if outputs[-1].startswith(ERROR_OUTPUT) else DONE
+        errors = [o for o in outputs if is_error(o)]
+        if outputs and (not is_error(outputs[-1]) or self.give_up or len(errors) >= 2):
+            text = FAILED if is_error(outputs[-1]) else DONE
             return ModelResponse(output=[reply_message("msg_final", text)], usage=Usage(), response_id=None)
         call = ResponseFunctionToolCall(
             type="function_call",
@@ -96,11 +110,24 @@ class RetryingModel(Model):
 
 
 def build_agent(handling: str, key: str, two_tools: bool = False) -> Agent:
-    @function_tool
-    def refund(ctx: ToolContext[Any], order: str) -> str:
-        """Refund an order at the payment provider."""
-        record_effect("refund", key=ctx.tool_call_id if key == "tool-call-id" else None)  # plugpull: may raise
-        return f"refunded {order}"
+    def refund_key(ctx: ToolContext[Any]) -> str | None:
+        return ctx.tool_call_id if key == "tool-call-id" else None
+
+    if handling == "timeout-to-model":
+
+        @function_tool(timeout=TOOL_TIMEOUT)
+        async def refund(ctx: ToolContext[Any], order: str) -> str:
+            """Refund an order at the payment provider."""
+            await asyncio.to_thread(record_effect, "refund", key=refund_key(ctx))  # plugpull: may raise or hang
+            return f"refunded {order}"
+
+    else:
+
+        @function_tool
+        def refund(ctx: ToolContext[Any], order: str) -> str:
+            """Refund an order at the payment provider."""
+            record_effect("refund", key=refund_key(ctx))  # plugpull: may raise
+            return f"refunded {order}"
 
     @function_tool
     def send_email(order: str) -> str:
@@ -124,7 +151,7 @@ def email_claim(items: list[Any]) -> str:
         for r in raws
         if field(r, "type") == "function_call_output" and field(r, "call_id") in emails
     ]
-    return "done" if outputs and not outputs[-1].startswith(ERROR_OUTPUT) else "failed"
+    return "done" if outputs and not is_error(outputs[-1]) else "failed"
 
 
 def outcome(answer: str, email: str | None = None) -> dict[str, Any]:

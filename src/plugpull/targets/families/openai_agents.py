@@ -112,12 +112,14 @@ STREAM = FAMILY.built_in(
 
 # tool-error: function_tool's default failure_error_function gives the tool's exception to the model as its output
 # (agents/tool.py, default_tool_error_function); the scripted model asks again (a new call id) or gives up.
+# errors=timeout-to-model: an async tool with the SDK's own timeout (function_tool(timeout=1)), whose timeout
+# message the model reads as an error; hang-after-effect reaches it.
 TOOL_ERROR = FAMILY.built_in(
     "openai-agents-tool-error",
     "openai_agents_tool_error",
     variants=[
         Variant(args=(handling, key), options={"errors": handling, "key": key, "tools": "refund"})
-        for handling in ("to-model", "to-model-give-up")
+        for handling in ("to-model", "to-model-give-up", "timeout-to-model")
         for key in ("none", "tool-call-id")
     ]
     # Two function calls of one model turn (parallel-one-raised): send_email answered, refund raised, as
