@@ -114,8 +114,8 @@ def build_parser() -> ArgParser:
         default=[],
         metavar="NAME[:N]",
         help=f"{read_by('hold')}: the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
-        "kill-mid-tool: repeatable, one line per call and point; without it, kill-mid-tool holds each effect "
-        "call of the clean run in turn, the others the first call of any effect",
+        f"{read_by('holds')}: repeatable, one line per call and point; without it, {read_by('every_effect')} holds "
+        "each effect call of the clean run in turn, the others the first call of any effect",
     )
     parser.add_argument(
         "--first-effect",
@@ -312,7 +312,7 @@ def cores() -> int:
 
 
 def selected_scenario(args: argparse.Namespace) -> Scenario | None:
-    """``--scenario``, or the scenario an option given without it selects (--random-kills: every-boundary)."""
+    """``--scenario``, or the scenario an option given without it selects (``Scenario.selected_by``)."""
     if args.scenario is None:
         for scenario in REGISTRY:
             if any(given(args, option) for option in scenario.selected_by):
@@ -374,7 +374,7 @@ def built_in_targets(args: argparse.Namespace, scenario: Scenario | None) -> lis
 def adopted_variants(built_in: targets_mod.BuiltIn, scenario: Scenario | None) -> list[targets_mod.Target]:
     """A built-in's variants as ``scenario`` runs them (all of them without one): those it adopts and that then run
     it. A variant a scenario leaves as it is runs its own scenario, and a user who asked for another gets an error,
-    not the lines of that one (``--target langgraph --scenario cancel-mid-stream`` is not kill-mid-tool)."""
+    not the lines of the scenario that variant was made for."""
     variants = list(built_in.variants)
     if scenario is None:
         return variants
@@ -448,12 +448,12 @@ def own_options(args: argparse.Namespace, scenarios: list[Scenario]) -> dict[str
 
 
 def check_holds(args: argparse.Namespace, scenarios: list[Scenario]) -> None:
-    """A repeated --hold makes one line per held call: kill-mid-tool's lines only."""
+    """A repeated --hold makes one line per held call: only the scenarios that read ``holds`` run such lines."""
     if len(args.holds) > 1:
         single = [s.name for s in scenarios if s.holds_calls and "holds" not in s.read_options]
         if single:
             raise UsageError(
-                f"--hold given {len(args.holds)} times: only kill-mid-tool runs one line per held call; "
+                f"--hold given {len(args.holds)} times: only {read_by('holds')} runs one line per held call; "
                 f"{', '.join(single)} holds one (give --hold once)"
             )
         if getattr(args, "sibling", None) is not None:

@@ -108,7 +108,7 @@ TINY = {
     "tool-error": {
         "points": ["raise-after-effect"],
         "targets": ["langgraph-tool-error"],
-        "options": {"errors": ["retry-policy"], "key": ["tool-call-id"]},
+        "options": {"errors": ["retry-policy"], "key": ["tool-call-id"], "tools": ["refund"]},
     },
     # Temporal: the worker alone killed after the refund, no key (the dev server of plugpull.temporal, a sidecar).
     "temporal": {"points": ["after-effect"], "options": {"server": ["sidecar"], "key": ["none"]}},
