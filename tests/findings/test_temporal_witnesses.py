@@ -70,3 +70,33 @@ def test_pydantic_ais_temporal_agent_retries_the_tool_activity_and_the_tool_call
         importlib.metadata.version("pydantic-ai-slim"),
     )
     assert (run["exit_code"], out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run
+
+
+OPENAI_AGENTS = (
+    Path(__file__).parents[2]
+    / "findings"
+    / "openai-agents-temporal"
+    / "witness"
+    / "openai_agents_temporal_kill_tool.py"
+)
+
+
+@requires("temporalio.openai_agents", "agents")
+@pytest.mark.parametrize(
+    "crash, key, code, verdict, refunds", [("worker", "none", 1, "FAIL", 2), ("server", "run-activity", 0, "PASS", 1)]
+)
+def test_the_openai_agents_plugin_retries_the_tool_activity_and_replays_the_model_call_from_the_history(
+    crash, key, code, verdict, refunds
+):
+    argv = [sys.executable, str(OPENAI_AGENTS), "--point", "after-effect", "--crash", crash, "--key", key]
+    run = run_once(argv, timeout=300)
+    out = run["output"]
+    assert out is not None, run
+    assert (out["witness"], out["version"]) == (
+        "openai_agents_temporal_kill_tool",
+        importlib.metadata.version("temporalio-openai-agents"),
+    )
+    assert (run["exit_code"], out["verdict"], out["counts"]) == (code, verdict, {"refund": refunds}), run
+    # The model asked for the refund once, before the kill; the new worker asked it only for the final answer.
+    (asked,) = out["model_calls"]["before_kill"]
+    assert asked.startswith("asks call_") and out["model_calls"]["after_kill"] == ["answers"], out

@@ -116,6 +116,7 @@ TINY = {
         "points": ["after-effect"],
         "options": {"durable": ["TemporalAgent"], "server": ["sidecar"], "key": ["none"]},
     },
+    "openai-agents-temporal": {"points": ["after-effect"], "options": {"server": ["sidecar"], "key": ["none"]}},
     # Four frameworks: LangGraph's stream target (in the default environment), a task cancel between the tool
     # and the next model call, the next message sent as is.
     "cancel-mid-stream": {

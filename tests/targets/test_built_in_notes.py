@@ -380,7 +380,15 @@ def test_every_built_in_note_has_words_a_condition_and_a_case_above_where_it_att
                 "after-effect",
                 refunds(2, [call("start", "refund", True), call("resume", "refund", True)]),
             )
-            for name in ("google-adk", "pydantic-ai", "restate", "llama-index", "temporal", "pydantic-ai-temporal")
+            for name in (
+                "google-adk",
+                "pydantic-ai",
+                "restate",
+                "llama-index",
+                "temporal",
+                "pydantic-ai-temporal",
+                "openai-agents-temporal",
+            )
         ),
         *(
             notes_on(

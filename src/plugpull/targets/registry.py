@@ -16,6 +16,7 @@ from plugpull.targets.families import (
     langgraph,
     llama_index,
     openai_agents,
+    openai_agents_temporal,
     pydantic_ai,
     pydantic_ai_temporal,
     restate,
@@ -37,6 +38,7 @@ FAMILIES = (
     restate,
     temporal,
     pydantic_ai_temporal,
+    openai_agents_temporal,
 )
 
 
