@@ -40,21 +40,26 @@ RUN_IMPORTS = (
 REQUEST = "Please refund order A-1001."
 
 
-def scripted_model(log: Callable[[str], None]) -> FunctionModel:
+def scripted_model(log: Callable[[str], None], two_tools: bool = False) -> FunctionModel:
     """An offline model that asks for the refund until the conversation holds the tool's answer.
 
     It makes a new tool call id each time, as an LLM would; a fresh process makes the same choice from
-    the same conversation.
+    the same conversation. ``two_tools``: its first turn asks for ``send_email`` too, two calls in one response.
     """
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        answered = any(isinstance(part, ToolReturnPart) for message in messages for part in message.parts)
-        if answered:
+        returned = {
+            part.tool_name for message in messages for part in message.parts if isinstance(part, ToolReturnPart)
+        }
+        if "refund" in returned:
             return ModelResponse(parts=[TextPart("Refund for order A-1001 is done.")])
         call = ToolCallPart(
             "refund", {"order_id": "A-1001", "cents": 1999}, tool_call_id=f"call_{uuid.uuid4().hex[:16]}"
         )
         log(f"model asks for {call.tool_call_id}")
+        if two_tools and "send_email" not in returned:  # as a real model would, only what is not answered yet
+            email = ToolCallPart("send_email", {"order_id": "A-1001"}, tool_call_id=f"call_{uuid.uuid4().hex[:16]}")
+            return ModelResponse(parts=[email, call])
         return ModelResponse(parts=[call])
 
     return FunctionModel(respond)

@@ -59,7 +59,18 @@ TOOL_ERROR = FAMILY.built_in(
     "pydantic-ai-tool-error",
     "pydantic_ai_refund",
     flags=("key",),
-    variants=[Variant(options={"durable": "DBOSAgent", "key": key}) for key in ("none", "tool-call-id")],
+    variants=[
+        Variant(options={"durable": "DBOSAgent", "key": key, "tools": "refund"}) for key in ("none", "tool-call-id")
+    ]
+    # Two tool calls of one model response (parallel-one-raised): send_email answered, refund raised.
+    + [
+        Variant(
+            args=("--two-tools",),
+            options={"durable": "DBOSAgent", "key": "tool-call-id", "tools": "send_email+refund"},
+            hold=("refund", 1),
+            sibling=("send_email", "finished"),
+        )
+    ],
     scenario="tool-error",
 )
 
@@ -71,6 +82,8 @@ TOUR = (
     REFUND.stop({"durable": "DBOSAgent", "key": "none"}, "before-effect", "after-effect"),
     APPROVAL.stop({"durable": "DBOSAgent"}, "killed-before-effect", "killed-after-effect"),
     STREAM.stop({"cancel": "token", "save": "on-cancel"}, "model-stream", "tool-after-effect"),
-    TOOL_ERROR.stop({"durable": "DBOSAgent", "key": "none"}, "raise-before-effect", "raise-after-effect"),
+    TOOL_ERROR.stop(
+        {"durable": "DBOSAgent", "key": "none", "tools": "refund"}, "raise-before-effect", "raise-after-effect"
+    ),
 )
 UPGRADE = None
