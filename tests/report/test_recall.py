@@ -208,3 +208,29 @@ def test_the_page_gives_recall_before_and_after_the_added_check_and_the_specific
     assert "**1 of 1 (100 %) before" not in text
     assert "**0 of 1 (0 %) before, 1 of 1 (100 %) after**; caught only since: `openai-agents/drops-output`." in text
     assert "**Specificity: 1 of 2 lines** that PASS on an unpatched release PASSed in both of its runs (50 %)" in text
+
+
+def test_a_hand_written_doubt_on_a_catch_is_shown_and_the_headline_gives_recall_without_it(tmp_path):
+    runs = [[line("plugpull.k.t a", "PASS")]] * 2
+    record = {
+        "started": "2026-12-03T07:00:00Z",
+        "frameworks": {"langgraph": {"targets": ["t"], "version": "1", "unpatched": runs, "false_alarms": []}},
+        "mutants": [
+            {
+                "id": f"langgraph/{name}",
+                "framework": "langgraph",
+                "class": "c",
+                "why": "w",
+                "check": {"verified": True},
+                "lines": [line("plugpull.k.t a", "FAIL")],
+            }
+            for name in ("sure", "raced")
+        ],
+    }
+    (tmp_path / recall.RECORDS / "d").mkdir(parents=True)
+    (tmp_path / recall.RECORDS / "d" / "r.json").write_text(__import__("json").dumps(record))
+    (tmp_path / recall_page.MISSES).write_text('"langgraph/raced" = "the line is a race"\n')
+    text = recall_page.render(tmp_path)
+    assert "catches 2 of 2 verified" in text
+    assert "1 catch(es) doubted below (`langgraph/raced`), without which recall is 1 of 2 (50 %)." in text
+    assert "- **doubted catch**: the line is a race" in text
