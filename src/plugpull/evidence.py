@@ -396,6 +396,9 @@ class CancelRun:
     trace: list[dict[str, Any]] = field(default_factory=list)
     conversation: list[dict[str, Any]] | None = None  # what the next turn read as saved after start
     rejected: list[str] = field(default_factory=list)  # model requests a provider would refuse, in any phase
+    # The next turn's model requests ({"messages", "rejected"}): a refused one after a clean first turn is a FAIL
+    # without any fault (checks.cancel_mid_stream.check_clean_cancel_run), shown with the history it sent.
+    next_turn_requests: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

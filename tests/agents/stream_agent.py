@@ -1,6 +1,6 @@
 """A streaming chat agent on a 100-line asyncio framework, for cancel-mid-stream.
 
-    python stream_agent.py dangling|closes-turn start|resume   (or python -m stream_agent)
+    python stream_agent.py dangling|closes-turn|drops-results start|resume   (or python -m stream_agent)
 
 start: one turn ("Please refund order A-1001."): the scripted model streams a sentence and asks for
 the refund tool; the tool refunds (record_effect); the model streams the answer. The conversation is
@@ -15,6 +15,8 @@ The client cancels the way an SSE server does when the browser goes away: a watc
 - ``closes-turn``: on a cancel the framework closes the turn: it saves the text streamed so far and a
   "cancelled" result for every call not answered, and its tool keys the refund by order, so a refund
   asked for again after a cancel is the same refund at the provider.
+- ``drops-results``: ``closes-turn`` whose store silently drops tool results, cancelled or not: the next turn's
+  history holds the tool call without its result even after a turn nothing cancelled (a bug with no fault).
 """
 
 import asyncio
@@ -43,7 +45,8 @@ def load() -> list:
 
 
 def save(conversation: list) -> None:
-    saved.write_text(json.dumps(conversation))
+    kept = [m for m in conversation if m["role"] != "tool"] if how == "drops-results" else conversation
+    saved.write_text(json.dumps(kept))
 
 
 async def mark(name: str, edge: str) -> None:
@@ -71,7 +74,7 @@ async def model(conversation: list):
 
 
 async def refund_tool(call: dict) -> dict:
-    key = "refund-A-1001" if how == "closes-turn" else None
+    key = "refund-A-1001" if how != "dangling" else None
     await asyncio.to_thread(record_effect, "refund", key=key)
     return {"role": "tool", "content": "refunded 1999 cents", "tool_call_id": call["id"]}
 
@@ -99,7 +102,7 @@ async def run_turn(conversation: list, seen: dict):
                 save(conversation)
                 yield "tool_result", call["id"]
     except asyncio.CancelledError:
-        if how == "closes-turn":
+        if how != "dangling":
             if streamed.strip():
                 conversation.append({"role": "assistant", "content": streamed.strip(), "tool_calls": []})
             answered = {m.get("tool_call_id") for m in conversation if m["role"] == "tool"}
@@ -162,7 +165,7 @@ async def main() -> int:
 # imports the module once before it forks each phase. What it sets here are the module's globals, as before.
 if __name__ == "__main__":
     how, phase = sys.argv[1], sys.argv[2]
-    if how not in ("dangling", "closes-turn") or phase not in ("start", "resume"):
-        raise SystemExit("usage: stream_agent.py dangling|closes-turn start|resume")
+    if how not in ("dangling", "closes-turn", "drops-results") or phase not in ("start", "resume"):
+        raise SystemExit("usage: stream_agent.py dangling|closes-turn|drops-results start|resume")
     saved = Path(os.environ["PLUGPULL_WORKDIR"]) / "conversation.json"
     sys.exit(asyncio.run(main()))

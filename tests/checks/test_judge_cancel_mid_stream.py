@@ -177,9 +177,40 @@ def test_a_clean_run_with_two_refunds_fails_without_any_fault_and_a_refused_requ
     assert refused.verdict is Verdict.ERROR and "clean run's own model request would be refused" in refused.message
 
 
+ANSWER = {"role": "assistant", "content": "Refunded."}
+DANGLING = {"messages": [USER, CALL, ANSWER, NEXT], "rejected": "message 2's tool call refund (c1) ..."}
+
+
+def test_a_clean_run_whose_next_turn_is_refused_fails_without_any_fault_whatever_its_exit():
+    """The framework saved a history without the tool's result, with nothing cancelled: the first line FAILs and
+    names the provider rule, re-judged from the recorded request (not the agent's own "rejected")."""
+    for code in (1, 0):
+        run = clean(resume=ended(code), rejected=[DANGLING["rejected"]], next_turn_requests=[DANGLING])
+        judgement = judge_cancel_mid_stream(evidence(clean=run))
+        assert (judgement.verdict, judgement.without_fault, judgement.show) == (Verdict.FAIL, True, "clean")
+        assert judgement.message.startswith(
+            "without any fault: next turn rejected: message 2's tool call refund (c1) had no tool result before "
+            "message 3 (assistant)"
+        )
+        assert judgement.message.endswith(f"(the clean run's next turn, nothing cancelled; exit code {code})")
+
+
+def test_a_refused_next_turn_proves_nothing_after_a_first_turn_that_did_not_run_clean():
+    refused = {"next_turn_requests": [DANGLING], "rejected": [DANGLING["rejected"]]}
+    first_turn_refused = clean(**{**refused, "rejected": ["message 1 ...", DANGLING["rejected"]]})
+    start_crashed = clean(start=ended(1), **refused)
+    next_turn_hung = clean(resume=ended(-9, timed_out=True), **refused)
+    for run in (first_turn_refused, start_crashed, next_turn_hung):
+        judgement = judge_cancel_mid_stream(evidence(clean=run))
+        assert (judgement.verdict, judgement.without_fault) == (Verdict.ERROR, False), run
+
+
 def test_a_clean_run_whose_next_turn_failed_is_an_error():
     judgement = judge_cancel_mid_stream(evidence(clean=clean(resume=ended(1))))
     assert (judgement.verdict, judgement.show) == (Verdict.ERROR, "clean")
+    # Its requests were all accepted: a crash with nothing refused stays "could not run as designed".
+    accepted = clean(resume=ended(1), next_turn_requests=[{"messages": [USER, CALL, RESULT, NEXT], "rejected": None}])
+    assert judge_cancel_mid_stream(evidence(clean=accepted)).verdict is Verdict.ERROR
 
 
 def test_an_aim_the_clean_run_does_not_have_is_an_error_saying_why():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from plugpull.report.harness import recall, recall_page
+from plugpull.report.harness import recall, recall_lines, recall_page
 
 PATCH = """why: the saver forgets to commit
 class: checkpoint not durable
@@ -156,3 +156,81 @@ def test_a_clean_run_that_fails_without_a_fault_flips_every_line_of_its_target_a
 def test_a_catch_must_flip_against_both_unpatched_runs():
     first, second = [line("a", "PASS"), line("b", "PASS")], [line("a", "PASS"), line("b", "FAIL")]
     assert recall.caught([first, second], [line("a", "FAIL"), line("b", "FAIL")]) == ["a"]
+
+
+def said(name: str, verdict: str, message: str) -> dict:
+    return {"line": name, "verdict": verdict, "message": message}
+
+
+STREAM = "plugpull.cancel-mid-stream.oa-stream"
+REFUSED = "without any fault: next turn rejected: messages 2 and 3 are two assistant turns in a row (...)"
+
+
+def test_before_the_refused_next_turn_check_its_fail_and_the_lines_it_made_moot_read_as_errors():
+    lines = [
+        said(f"{STREAM} between-tool-and-model cancel=cancel", "FAIL", REFUSED),
+        said(f"{STREAM} model-stream cancel=cancel", "FAIL", "moot: the clean run already failed without any fault"),
+        # Another target's options, another scenario's clean-run FAIL, a FAIL after a cancel: as they were.
+        said(
+            f"{STREAM} model-stream cancel=task-cancel", "FAIL", "moot: the clean run already failed without any fault"
+        ),
+        said("plugpull.kill-mid-tool.af before-effect variant=swap", "FAIL", "without any fault: effect duplicated"),
+        said(f"{STREAM} tool-after-effect refund#1 cancel=task-cancel", "FAIL", "next turn rejected: message 2's ..."),
+    ]
+    earlier = recall_lines.before_refused_next_turn_check(lines)
+    assert [line["verdict"] for line in earlier] == ["ERROR", "ERROR", "FAIL", "FAIL", "FAIL"]
+    assert [line["verdict"] for line in lines][:2] == ["FAIL", "FAIL"]  # the record's own lines are left as read
+
+
+def test_the_page_gives_recall_before_and_after_the_added_check_and_the_specificity(tmp_path):
+    clean = [line(f"{STREAM} between-tool-and-model cancel=cancel", "PASS"), line("plugpull.x.t a", "PASS")]
+    flaky = [line(f"{STREAM} between-tool-and-model cancel=cancel", "PASS"), line("plugpull.x.t a", "FAIL")]
+    record = {
+        "started": "2026-12-03T07:00:00Z",
+        "commit": "0" * 40,
+        "frameworks": {
+            "openai-agents": {"targets": ["oa"], "version": "0.22.2", "unpatched": [clean, flaky], "false_alarms": []}
+        },
+        "mutants": [
+            {
+                "id": "openai-agents/drops-output",
+                "framework": "openai-agents",
+                "class": "session write lost",
+                "why": "a why",
+                "check": {"verified": True},
+                "lines": [said(f"{STREAM} between-tool-and-model cancel=cancel", "FAIL", REFUSED)],
+            }
+        ],
+    }
+    (tmp_path / recall.RECORDS / "2026-12-03").mkdir(parents=True)
+    (tmp_path / recall.RECORDS / "2026-12-03" / "r.json").write_text(__import__("json").dumps(record))
+    text = recall_page.render(tmp_path)
+    assert "**1 of 1 (100 %) before" not in text
+    assert "**0 of 1 (0 %) before, 1 of 1 (100 %) after**; caught only since: `openai-agents/drops-output`." in text
+    assert "**Specificity: 1 of 2 lines** that PASS on an unpatched release PASSed in both of its runs (50 %)" in text
+
+
+def test_a_hand_written_doubt_on_a_catch_is_shown_and_the_headline_gives_recall_without_it(tmp_path):
+    runs = [[line("plugpull.k.t a", "PASS")]] * 2
+    record = {
+        "started": "2026-12-03T07:00:00Z",
+        "frameworks": {"langgraph": {"targets": ["t"], "version": "1", "unpatched": runs, "false_alarms": []}},
+        "mutants": [
+            {
+                "id": f"langgraph/{name}",
+                "framework": "langgraph",
+                "class": "c",
+                "why": "w",
+                "check": {"verified": True},
+                "lines": [line("plugpull.k.t a", "FAIL")],
+            }
+            for name in ("sure", "raced")
+        ],
+    }
+    (tmp_path / recall.RECORDS / "d").mkdir(parents=True)
+    (tmp_path / recall.RECORDS / "d" / "r.json").write_text(__import__("json").dumps(record))
+    (tmp_path / recall_page.MISSES).write_text('"langgraph/raced" = "the line is a race"\n')
+    text = recall_page.render(tmp_path)
+    assert "catches 2 of 2 verified" in text
+    assert "1 catch(es) doubted below (`langgraph/raced`), without which recall is 1 of 2 (50 %)." in text
+    assert "- **doubted catch**: the line is a race" in text

@@ -55,6 +55,19 @@ def test_a_framework_that_closes_the_cancelled_turn_passes_every_point(agent_for
         assert result.evidence["cancel"]["held_released"] is False  # reported while the run was held there
 
 
+def test_a_framework_whose_store_drops_tool_results_fails_without_any_fault_on_the_clean_next_turn(agent_forks):
+    """Its clean run's next turn (nothing cancelled) is refused and exits 1: FAIL with the refused request as
+    evidence, not "could not run as designed"; the other point is moot."""
+    first, other = run("drops-results", agent_forks, points=["tool-after-effect", "model-stream"])
+    assert first.verdict is Verdict.FAIL and first.evidence["without_fault"] is True
+    assert first.message.startswith("without any fault: next turn rejected: message 2's tool call refund (call_")
+    assert first.message.endswith("(the clean run's next turn, nothing cancelled; exit code 1)")
+    [request] = first.evidence["clean"]["next_turn_requests"]
+    assert [m["role"] for m in request["messages"]] == ["user", "assistant", "assistant", "user"]
+    assert request["rejected"] and first.evidence["held"] is None  # no cancel was aimed, none ran
+    assert other.verdict is Verdict.FAIL and other.message.startswith("moot: ")
+
+
 def test_an_agent_that_never_watches_for_the_cancel_is_an_error(agent_forks):
     # kill-mid-tool's fake framework streams nothing and waits for no cancel.
     target = agent(shlex.join([sys.executable, "-m", "fake_framework", "stable-key"]), NAME)

@@ -6,7 +6,8 @@ runs to its end (the thread is not stuck), leaves every effect the clean run mad
 in the saved conversation what the user saw streamed before the cancel, and reports the clean run's
 result. Anything the harness could not prove (the run never reached the point, the cancel was never
 reported, or at a ``-then-sigkill`` point not while the run was held there) is ERROR; a cancel the
-framework reports only once its running step ends is judged and says ``deferred``.
+framework reports only once its running step ends is judged and says ``deferred``. A clean run (nothing
+cancelled) whose next turn is refused already breaks what the line checks: FAIL "without any fault".
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ def _ended(what: str, outcome: Outcome | None) -> str:
 
 
 def check_clean_cancel_run(clean: CancelRun | None, timeout: float) -> Judgement | None:
-    """None when the clean run (start, then the next turn, nothing cancelled) is one the line can judge by."""
+    """None when the clean run (start, then the next turn, nothing cancelled) is one the line can judge by.
+
+    A next turn a strict provider refuses after a first turn that ran clean (exit 0, its own requests accepted) is
+    the line's own property broken with no cancel at all: FAIL "without any fault" (:func:`refused_next_turn`),
+    whatever the next turn's exit. Every other way the clean run went wrong (it crashed or hung with nothing
+    refused, the first turn's request was refused, a process outlived it) proves nothing: ERROR.
+    """
     if clean is None:
         return error("the clean run (no cancel) was not run", show="")
     for phase, outcome in (("start", clean.start), ("resume", clean.resume)):
@@ -47,6 +54,9 @@ def check_clean_cancel_run(clean: CancelRun | None, timeout: float) -> Judgement
             return left
         if outcome.timed_out:
             return error(f"the clean run's {phase} (no cancel) did not finish within {timeout:g}s", show="clean")
+        refused = refused_next_turn(clean) if phase == "resume" else None
+        if refused is not None:
+            return refused
         if outcome.returncode != 0:
             return error(f"the clean run's {phase} (no cancel) {_ended('', outcome).strip()}", show="clean")
     if clean.rejected:
@@ -60,6 +70,25 @@ def check_clean_cancel_run(clean: CancelRun | None, timeout: float) -> Judgement
             f"effect duplicated: a clean run (no cancel) already recorded {listed} over its two turns (expected 1)"
         )
     return check_golden(clean.results, "the clean run's next turn (no cancel)")
+
+
+def refused_next_turn(clean: CancelRun) -> Judgement | None:
+    """The FAIL for a clean run whose next turn a strict provider refuses; None when it has no such turn.
+
+    Only after a first turn that exited 0 with every request of its own accepted: the history the next turn sent
+    was built by the framework from what the first turn saved, with nothing cancelled or killed. The harness's
+    validator judges the recorded requests again (checks.history), so the verdict never rests on the agent raising.
+    """
+    start = clean.start
+    if start is None or start.returncode != 0 or start.timed_out:
+        return None
+    if len(clean.rejected) > sum(1 for r in clean.next_turn_requests if r.get("rejected")):
+        return None  # a request of the first turn was refused too: the target's requests, not its saved history
+    refused = first_rejected(clean.next_turn_requests)
+    if refused is None:
+        return None
+    ended = clean.resume.describe_exit() if clean.resume is not None else "not run"
+    return without_fault(f"next turn rejected: {refused} (the clean run's next turn, nothing cancelled; {ended})")
 
 
 def prove_cancel(ev: CancelEvidence) -> Judgement | None:

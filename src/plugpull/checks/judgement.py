@@ -39,8 +39,9 @@ WITHOUT_FAULT = "without any fault: "
 def without_fault(message: str, show: str = "clean") -> Judgement:
     """The clean run (no fault) already breaks what the line checks: a FAIL, with no fault needed to show it.
 
-    Only for a property the line judges (an effect lost or done twice, an approval refused or paused again):
-    a clean run that crashes, hangs or breaks the protocol proves nothing and stays ERROR.
+    Only for a property the line judges (an effect lost or done twice, an approval refused or paused again, a
+    next turn a strict provider refuses): a clean run that crashes, hangs or breaks the protocol proves nothing
+    and stays ERROR.
     """
     return Judgement(Verdict.FAIL, WITHOUT_FAULT + message, show, without_fault=True)
 

@@ -143,6 +143,11 @@ def run_clean(target: Target, settings: Settings, runtime: Runtime) -> CancelRun
             run.results = channel.results_of("clean-resume")
             said = [c["messages"] for c in channel.conversations if c["phase"] == "clean-resume"]
             run.conversation = said[-1] if said else None
+            run.next_turn_requests = [
+                {"messages": r["messages"], "rejected": r["rejected"]}
+                for r in channel.model_requests
+                if r["phase"] == "clean-resume"
+            ]
         run.counts = channel.provider.counts()
         run.announced = list(channel.announced)
         run.rejected = [r["rejected"] for r in channel.model_requests if r["rejected"]]

@@ -11,7 +11,8 @@
   plugpull report bundle FINDING [--pin NAME] [--out DIR]
   plugpull report jupyter-path [--finding ID] [--pin NAME]
   plugpull report new ID --agent FILE --scenario NAME --pin DIST==VERSION [--pin ...] [--issue URL] [--agent-args ARGS]
-  plugpull report recall [--mutant FRAMEWORK/NAME] [--framework NAME] [-j N] [--page-only]
+  plugpull report recall [--mutant FRAMEWORK/NAME] [--framework NAME] [-j N] [--executor local|dask]
+                         [--scheduler ADDRESS] [--verify-only | --page-only]
 
 ``run`` is the default: ``plugpull report --finding ID --pin NAME`` is ``plugpull report run --finding ID --pin NAME``
 (what every record's "how to reproduce" cell prints, so it stays). Every subcommand takes ``--root DIR``.

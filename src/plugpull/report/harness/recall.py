@@ -20,6 +20,15 @@ with its default scenario and points, inside the environment: the unpatched rele
 is **caught** when a line that PASSes unpatched FAILs patched (docs/DECISIONS.md, "Recall": an ERROR is not a
 catch, since an ERROR is never evidence either way). Specificity: the unpatched release is run twice, and a line
 that PASSes in one and FAILs in the other is a false alarm (timing), counted and shown.
+
+Where the runs go (``--executor``, as ``plugpull report run``'s): ``local`` runs each :class:`Job` here, one after
+another; ``dask`` sends each to a worker of a Dask distributed scheduler (docs/report.md, "Distributed"). A job is
+one environment's run: an unpatched run of a framework, or a mutant (its environment, its check on both releases,
+its lines). It carries a snapshot of what it reads from this repository (pyproject.toml, uv.lock, src/, the mutant's
+folder) and uv.lock's constraints as the client exported them; the worker builds or reuses the environments in its
+own cache exactly as a local run does (:func:`ensure`) and returns the lines. The client assembles the record, in
+plan order whatever order the jobs finish in, so a record does not say which executor ran it except in
+``executor``.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import hashlib
+import io
 import json
 import os
 import platform
@@ -34,13 +44,16 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plugpull.errors import RecallError
+from plugpull.errors import RecallError, UsageError
 from plugpull.report.harness import environment, package_index, recall_page
 from plugpull.report.harness.recall_lines import caught, errors_of, flips
 from plugpull.report.harness.recall_page import RECORDS
@@ -335,6 +348,16 @@ def add_arguments(parser: Any) -> None:
     )
     parser.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="lines at once in each plugpull run")
     parser.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where the environments' runs go: local (default), one after another here; dask, one per task on the "
+        "workers of --scheduler (each builds its environments in its own cache)",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler, e.g. tcp://HOST:8786"
+    )
+    parser.add_argument(
         "--verify-only",
         action="store_true",
         help="build each mutant's environment and run its framework-only check on both releases; no plugpull line, "
@@ -349,36 +372,181 @@ def say(text: str) -> None:
     print(f"plugpull report recall: {text}", file=sys.stderr, flush=True)
 
 
-def run(root: Path, mutants: list[Mutant], jobs: int) -> dict[str, Any]:
-    """Build, verify and run every mutant of ``mutants`` beside its framework's unpatched release (run twice)."""
-    pins = constraints(root)
-    record: dict[str, Any] = {"schema": 1, "started": _now(), **source_state(root), "frameworks": {}, "mutants": []}
+@dataclass(frozen=True)
+class Job:
+    """One environment's run: the framework's unpatched release (run ``n`` of 2), or ``mutant``'s patched one."""
+
+    framework: str
+    mutant: Mutant | None = None
+    n: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.mutant.id if self.mutant else f"{self.framework} unpatched run {self.n}"
+
+
+def plan(mutants: list[Mutant]) -> list[Job]:
+    """Per framework of ``mutants`` (in their order): its two unpatched runs, then each of its mutants."""
+    jobs: list[Job] = []
     for framework in dict.fromkeys(m.framework for m in mutants):
-        targets = FRAMEWORKS[framework][1]
-        say(f"{framework}: building the unpatched release's environment")
-        clean = ensure(root, framework, None, pins)
-        runs = []
-        for n in (1, 2):
-            began = time.monotonic()
-            runs.append(run_lines(clean, targets, jobs))
-            say(f"{framework}: unpatched run {n}: {_tally(runs[-1])} ({time.monotonic() - began:.0f} s)")
+        jobs += [Job(framework, n=1), Job(framework, n=2)]
+        jobs += [Job(framework, m) for m in mutants if m.framework == framework]
+    return jobs
+
+
+def run_job(root: Path, job: Job, pins: bytes, jobs: int) -> dict[str, Any]:
+    """``job`` here: its environments built or reused (:func:`ensure`), a mutant's check run on both releases, then
+    its lines; ``{"lines", "seconds"}`` and, for a mutant, ``"check"``."""
+    targets = FRAMEWORKS[job.framework][1]
+    clean = ensure(root, job.framework, None, pins)
+    out: dict[str, Any] = {}
+    python = clean
+    if job.mutant is not None:
+        python = ensure(root, job.framework, job.mutant, pins)
+        out["check"] = verify(job.mutant, clean, python)
+    began = time.monotonic()
+    out["lines"] = run_lines(python, targets, jobs)
+    out["seconds"] = round(time.monotonic() - began, 1)
+    return out
+
+
+class Local:
+    """Each job here, in plan order (the default)."""
+
+    name = "local"
+
+    def outcomes(self, jobs: list[Job], root: Path, pins: bytes, lines_at_once: int) -> Iterator[tuple[Job, dict]]:
+        for job in jobs:
+            yield job, run_job(root, job, pins, lines_at_once)
+
+    def close(self) -> None:
+        pass
+
+
+class Dask:
+    """Each job on a worker of the Dask scheduler at ``scheduler`` (executors.connect); outcomes as they finish.
+
+    A job that raises on its worker (a patch that does not apply, plugpull printing no JSON) is RecallError here,
+    with the worker's reason: the run stops, as a local one does, and no record is written.
+    """
+
+    name = "dask"
+
+    def __init__(self, scheduler: str) -> None:
+        from plugpull.report.harness import executors
+
+        self.scheduler = scheduler
+        self.client = executors.connect(scheduler)
+
+    def outcomes(self, jobs: list[Job], root: Path, pins: bytes, lines_at_once: int) -> Iterator[tuple[Job, dict]]:
+        from distributed import as_completed
+
+        futures = {}
+        for job in jobs:
+            spec = job_spec(job, root, pins, lines_at_once)
+            # pure=False: a rerun of the same job is a new run, never a cached result.
+            key = f"plugpull-recall-{job.name.replace('/', '-').replace(' ', '-')}"
+            futures[self.client.submit(work, spec, pure=False, key=key)] = job
+            say(f"{job.name}: sent to {self.scheduler}")
+        try:
+            for future in as_completed(futures, loop=self.client.loop):
+                job = futures[future]
+                try:
+                    payload = future.result()
+                except RecallError as exc:
+                    raise RecallError(f"{job.name} on a dask worker: {exc}") from None
+                except Exception as exc:  # the worker died, or raised outside recall's own errors
+                    raise RecallError(f"{job.name} on a dask worker: {type(exc).__name__}: {exc}".strip()) from None
+                yield job, payload
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def job_spec(job: Job, root: Path, pins: bytes, lines_at_once: int) -> dict[str, Any]:
+    """What a worker needs for ``job``: plain data (picklable), the repository part as a tar.gz."""
+    return {
+        "framework": job.framework,
+        "mutant": job.mutant.id if job.mutant else None,
+        "n": job.n,
+        "pins": pins,
+        "jobs": lines_at_once,
+        "snapshot": snapshot(root, job),
+    }
+
+
+def snapshot(root: Path, job: Job) -> bytes:
+    """A tar.gz of what one job reads from the repository: what installing plugpull copies (pyproject.toml, README,
+    LICENSE, src/), uv.lock, and the mutant's folder (its patch, its check and the helpers the check imports)."""
+    wanted = [root / name for name in ("pyproject.toml", "uv.lock", "README.md", "LICENSE")]
+    wanted += sorted(p for p in (root / "src").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    if job.mutant is not None:
+        wanted += sorted(p for p in job.mutant.patch.parent.iterdir() if p.is_file())
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for path in wanted:
+            if path.is_file():
+                tar.add(path, arcname=path.relative_to(root).as_posix(), recursive=False)
+    return buffer.getvalue()
+
+
+def work(spec: dict[str, Any]) -> dict[str, Any]:
+    """On a worker: unpack the snapshot in a scratch folder, run the job there (:func:`run_job`), return its
+    outcome with the worker's address; the scratch folder is always removed."""
+    from plugpull.report.harness import executors
+
+    scratch = Path(tempfile.mkdtemp(prefix="plugpull-recall-worker-", dir=executors._worker_directory()))
+    try:
+        root = scratch / "repo"
+        with tarfile.open(fileobj=io.BytesIO(spec["snapshot"]), mode="r:gz") as tar:
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4: no paths outside root
+                tar.extractall(root, filter="data")
+            else:
+                tar.extractall(root)
+        mutant = load_mutants(root, [spec["mutant"]])[0] if spec["mutant"] else None
+        out = run_job(root, Job(spec["framework"], mutant, spec["n"]), spec["pins"], spec["jobs"])
+        return {**out, "worker": executors._worker_address()}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run(root: Path, mutants: list[Mutant], jobs: int, runner: Local | Dask | None = None) -> dict[str, Any]:
+    """Build, verify and run every mutant of ``mutants`` beside its framework's unpatched release (run twice), each
+    environment's run on ``runner`` (default: here, in order); the record, in plan order."""
+    runner = runner or Local()
+    pins = constraints(root)
+    record: dict[str, Any] = {
+        "schema": 1,
+        "started": _now(),
+        **source_state(root),
+        "executor": runner.name,
+        "frameworks": {},
+        "mutants": [],
+    }
+    todo = plan(mutants)
+    done: dict[Job, dict[str, Any]] = {}
+    for job, outcome in runner.outcomes(todo, root, pins, jobs):
+        done[job] = outcome
+        said = f"{_tally(outcome['lines'])} ({outcome['seconds']:.0f} s" + (
+            f", on {outcome['worker']})" if outcome.get("worker") else ")"
+        )
+        say(f"{job.name}: {said}")
+    for framework in dict.fromkeys(m.framework for m in mutants):
+        runs = [done[Job(framework, n=n)]["lines"] for n in (1, 2)]
         record["frameworks"][framework] = {
-            "targets": list(targets),
+            "targets": list(FRAMEWORKS[framework][1]),
             "version": _version(runs[0]),
             "unpatched": runs,
             # A line that PASSes in one unpatched run and FAILs in the other: a catch there would be timing.
             "false_alarms": sorted(set(flips(runs[0], runs[1])) | set(flips(runs[1], runs[0]))),
         }
         for mutant in [m for m in mutants if m.framework == framework]:
-            say(f"{mutant.id}: building and patching")
-            patched = ensure(root, framework, mutant, pins)
-            check = verify(mutant, clean, patched)
-            began = time.monotonic()
-            lines = run_lines(patched, targets, jobs)
-            caught_by = caught(runs, lines)
-            say(
-                f"{mutant.id}: {_tally(lines)}; {len(caught_by)} line(s) flip to FAIL ({time.monotonic() - began:.0f} s)"
-            )
+            outcome = done[Job(framework, mutant)]
+            caught_by = caught(runs, outcome["lines"])
+            say(f"{mutant.id}: {len(caught_by)} line(s) flip to FAIL")
             record["mutants"].append(
                 {
                     "id": mutant.id,
@@ -386,10 +554,10 @@ def run(root: Path, mutants: list[Mutant], jobs: int) -> dict[str, Any]:
                     "class": mutant.bug_class,
                     "why": mutant.why,
                     "patch_sha256": hashlib.sha256(mutant.patch.read_bytes()).hexdigest(),
-                    "check": check,
-                    "lines": lines,
+                    "check": outcome["check"],
+                    "lines": outcome["lines"],
                     "caught_by": caught_by,
-                    "errors": errors_of(runs[0], lines),
+                    "errors": errors_of(runs[0], outcome["lines"]),
                 }
             )
     record["finished"] = _now()
@@ -448,6 +616,16 @@ def verify_all(root: Path, mutants: list[Mutant]) -> int:
     return 1 if bad else 0
 
 
+def runner_of(args: Any) -> Local | Dask:
+    """The executor ``--executor`` / ``--scheduler`` ask for; UsageError (one line, exit 2) for a scheduler that
+    cannot be reached or a pair that does not go together, as ``plugpull report run`` says it."""
+    if args.scheduler and args.executor != "dask":
+        raise UsageError("--scheduler goes with --executor dask")
+    if args.executor == "dask" and not args.scheduler:
+        raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://HOST:8786)")
+    return Dask(args.scheduler) if args.executor == "dask" else Local()
+
+
 def main(args: Any, root: Path) -> int:
     if not args.page_only:
         if args.jobs < 1:
@@ -459,8 +637,14 @@ def main(args: Any, root: Path) -> int:
         if not mutants:
             raise RecallError("no mutant to run under findings/recall/mutants")
         if args.verify_only:
+            if args.executor != "local":
+                raise RecallError("--verify-only runs the checks here: leave out --executor dask")
             return verify_all(root, mutants)
-        path = write_record(root, run(root, mutants, args.jobs))
+        runner = runner_of(args)
+        try:
+            path = write_record(root, run(root, mutants, args.jobs, runner))
+        finally:
+            runner.close()
         say(f"wrote {path.relative_to(root)}")
     page = recall_page.write(root)
     say(f"wrote {page.relative_to(root)}")

@@ -52,3 +52,34 @@ def caught(unpatched: list[list[dict[str, Any]]], patched: list[dict[str, Any]])
 def errors_of(clean: list[dict[str, Any]], patched: list[dict[str, Any]]) -> list[str]:
     before, after = _by_line(clean), _by_line(patched)
     return [key for key, verdict in before.items() if verdict == "PASS" and after.get(key) == "ERROR"]
+
+
+#: How a cancel-mid-stream line reads when its clean run's next turn (nothing cancelled) was refused
+#: (checks.cancel_mid_stream.refused_next_turn): the first line of the target, the others moot.
+REFUSED_NEXT_TURN = "without any fault: next turn rejected: "
+
+
+def before_refused_next_turn_check(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``lines`` as plugpull read them before a refused clean next turn was a FAIL: that FAIL, and every line of its
+    target and options it made moot, was ERROR ("the clean run's resume (no cancel) ended"), since each line judged
+    the same clean run. Exact, because the check changed nothing else (docs/DECISIONS.md, "cancel-mid-stream")."""
+    refused = {
+        _group(line["line"])
+        for line in lines
+        if line["verdict"] == "FAIL" and line.get("message", "").startswith(REFUSED_NEXT_TURN)
+    }
+
+    def earlier(line: dict[str, Any]) -> dict[str, Any]:
+        message = line.get("message", "")
+        judged_by_it = message.startswith((REFUSED_NEXT_TURN, "moot:")) and _group(line["line"]) in refused
+        return {**line, "verdict": "ERROR"} if line["verdict"] == "FAIL" and judged_by_it else line
+
+    return [earlier(line) for line in lines]
+
+
+def false_alarms(unpatched: list[list[dict[str, Any]]]) -> tuple[int, int]:
+    """(lines that PASS in one unpatched run and FAIL in another, lines that PASS in at least one): the specificity
+    is 1 - the first over the second (a catch on such a line could be timing, so none is counted)."""
+    passing = {key for run in unpatched for key, verdict in _by_line(run).items() if verdict == "PASS"}
+    flipped = {key for a in unpatched for b in unpatched if a is not b for key in flips(a, b)}
+    return len(flipped), len(passing)

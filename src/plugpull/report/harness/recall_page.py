@@ -2,7 +2,9 @@
 
 The newest record of each mutant wins (a record may hold one framework's mutants only); a mutant is counted only
 when its framework-only check verified it (passes unpatched, fails patched). What would have caught a missed
-mutant is hand-written, per mutant, in findings/recall/misses.toml (``"framework/name" = "..."``).
+mutant is hand-written, per mutant, in findings/recall/misses.toml (``"framework/name" = "..."``); an entry for a
+mutant the record counts as caught is shown as a doubt on that catch (lines known to flip by timing), and the
+headline says how many catches are doubted.
 """
 
 from __future__ import annotations
@@ -41,9 +43,13 @@ def newest(root: Path) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, A
         for entry in doc["mutants"]:
             # Judged again from the record's lines by today's rule (recall_lines.caught), not the verdict it was written with.
             unpatched = doc["frameworks"][entry["framework"]]["unpatched"]
+            earlier = recall_lines.before_refused_next_turn_check
             judged = {
                 "caught_by": recall_lines.caught(unpatched, entry["lines"]),
                 "errors": recall_lines.errors_of(unpatched[0], entry["lines"]),
+                # The same lines as plugpull read them before the check added for a missed mutant (a refused
+                # clean next turn is FAIL, not ERROR): recall before and after it, on the same runs.
+                "caught_before": recall_lines.caught([earlier(run) for run in unpatched], earlier(entry["lines"])),
             }
             mutants[entry["id"]] = {**entry, **judged, "record": rel}
             used[entry["id"]] = rel
@@ -54,15 +60,30 @@ def _scenario(line: str) -> str:
     return line.split(".")[1] if line.startswith("plugpull.") else line.split()[0]
 
 
-def figures(mutants: dict[str, dict[str, Any]]) -> tuple[int, int]:
+def figures(mutants: dict[str, dict[str, Any]], field: str = "caught_by") -> tuple[int, int]:
+    """(verified mutants caught, verified mutants); ``field="caught_before"``: caught before the added check."""
     counted = [m for m in mutants.values() if m["check"].get("verified")]
-    return sum(1 for m in counted if m["caught_by"]), len(counted)
+    return sum(1 for m in counted if m.get(field)), len(counted)
+
+
+def specificity(frameworks: dict[str, dict[str, Any]]) -> tuple[int, int]:
+    """(lines that flipped between a framework's two unpatched runs, lines that PASS in either), over frameworks."""
+    pairs = [recall_lines.false_alarms(base["unpatched"]) for base in frameworks.values()]
+    return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
 
 
 def render(root: Path) -> str:
     mutants, frameworks, records = newest(root)
     misses = tomllib.loads((root / MISSES).read_text()) if (root / MISSES).is_file() else {}
     caught, total = figures(mutants)
+    before, _ = figures(mutants, "caught_before")
+    since = sorted(
+        mid for mid, m in mutants.items() if m["check"].get("verified") and m["caught_by"] and not m["caught_before"]
+    )
+    flaky, checked = specificity(frameworks)
+    doubted = sorted(
+        mid for mid, m in mutants.items() if m["check"].get("verified") and m["caught_by"] and mid in misses
+    )
     out = [
         "# Finding: recall on durability bugs planted in the frameworks' own code",
         "",
@@ -79,20 +100,40 @@ def render(root: Path) -> str:
         'catch: docs/DECISIONS.md, "Recall").',
         "",
         f"**plugpull catches {caught} of {total} verified planted durability bugs** "
-        f"({_pct(caught, total)}), on {len({m['framework'] for m in mutants.values()})} frameworks.",
+        f"({_pct(caught, total)}), on {len({m['framework'] for m in mutants.values()})} frameworks. "
+        f"**Specificity: {checked - flaky} of {checked} lines** that PASS on an unpatched release PASSed in both of "
+        f"its runs ({_pct(checked - flaky, checked)}); a line that flipped between them ({flaky} here) is never "
+        "counted as a catch.",
         "",
-        "Closing note: no check or point was added to plugpull for the missed mutants yet, so this figure is recall "
-        "both before and after; each missed mutant below says what would catch it and why it was not built.",
+        "**Recall before and after the check added for the missed mutants.** cancel-mid-stream now reads a clean "
+        "run whose next turn a strict provider refuses (nothing cancelled, the first turn clean) as FAIL without any "
+        'fault; before, that clean run and every line it judged were ERROR (docs/DECISIONS.md, "cancel-mid-stream"). '
+        f"Read the earlier way, the same runs give **{before} of {total} ({_pct(before, total)}) before, "
+        f"{caught} of {total} ({_pct(caught, total)}) after**"
+        + (
+            "; caught only since: " + ", ".join(f"`{mid}`" for mid in since) + "."
+            if since
+            else "; no mutant is caught only since."
+        )
+        + " Each mutant still missed says below what would catch it and why it was not built"
+        + (
+            f"; {len(doubted)} catch(es) doubted below ({', '.join(f'`{mid}`' for mid in doubted)}), without which "
+            f"recall is {caught - len(doubted)} of {total} ({_pct(caught - len(doubted), total)})."
+            if doubted
+            else "."
+        ),
         "",
         "Records: " + ", ".join(f"[{r}](../{r})" for r in records) + ".",
         "",
         "## Per framework, and specificity",
         "",
         "Specificity: the unpatched release is run twice; a line that PASSes in one and FAILs in the other would "
-        "flip without any mutant (timing), and is never counted as a catch.",
+        "flip without any mutant (timing), and is never counted as a catch. The specificity column is the share of "
+        "the lines that PASS in either unpatched run that PASSed in both.",
         "",
-        "| framework | release | targets | lines | mutants | caught | recall | unpatched FAIL lines | flaky lines |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| framework | release | targets | lines | mutants | caught | recall | unpatched FAIL lines | flaky lines "
+        "| specificity |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     by_framework: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for m in mutants.values():
@@ -104,10 +145,11 @@ def render(root: Path) -> str:
         runs = base["unpatched"]
         got = sum(1 for m in by_framework[name] if m["caught_by"])
         fails = Counter(line["verdict"] for line in runs[0])["FAIL"]
+        flipped, passing = recall_lines.false_alarms(runs)
         out.append(
             f"| {name} | {base.get('version') or '?'} | {', '.join(base['targets'])} | {len(runs[0])} | "
             f"{len(by_framework[name])} | {got} | {_pct(got, len(by_framework[name]))} | {fails} | "
-            f"{len(base['false_alarms'])} |"
+            f"{len(base['false_alarms'])} | {_pct(passing - flipped, passing)} |"
         )
     out += ["", "## Per bug class", "", "| class | mutants | caught |", "|---|---|---|"]
     classes: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -151,6 +193,12 @@ def render(root: Path) -> str:
             shown = ", ".join(f"`{k}`" for k in m["caught_by"][:4])
             more = f" and {len(m['caught_by']) - 4} more" if len(m["caught_by"]) > 4 else ""
             out.append(f"- caught by {len(m['caught_by'])} line(s): {shown}{more}")
+            if not m.get("caught_before"):
+                out.append(
+                    "- caught only since the check added for missed mutants: read the earlier way, no line flips"
+                )
+            if mid in misses:
+                out.append(f"- **doubted catch**: {misses[mid]}")
         else:
             out.append(f"- **missed**: no line flipped PASS → FAIL ({len(m.get('errors', []))} went to ERROR)")
             out.append(f"- what would catch it: {misses.get(mid, 'not yet analysed')}")
