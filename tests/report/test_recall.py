@@ -234,3 +234,7 @@ def test_a_hand_written_doubt_on_a_catch_is_shown_and_the_headline_gives_recall_
     assert "catches 2 of 2 verified" in text
     assert "1 catch(es) doubted below (`langgraph/raced`), without which recall is 1 of 2 (50 %)." in text
     assert "- **doubted catch**: the line is a race" in text
+    # README's line says the doubt too: it must not claim more than the page.
+    assert "catches 2 of 2 durability bugs planted in the frameworks' own code (1 without 1 doubted catch(es))" in (
+        recall_page.readme_line(tmp_path)
+    )
