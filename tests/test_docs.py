@@ -1,6 +1,7 @@
-"""Citations of docs/DECISIONS.md still lead somewhere: a `DECISIONS.md, "Heading"` names a heading the file has,
-and a `DECISIONS.md, issue N` names an issue some heading lists. The file is organised by topic, and a heading
-renamed or cut there must not leave a comment, page or test pointing at nothing."""
+"""Citations of docs/DECISIONS.md still lead somewhere: a `DECISIONS.md, "Heading"` names a heading the file has.
+The file is organised by topic, and a heading renamed or cut there must not leave a comment, page or test pointing
+at nothing. A citation by a tracker number (`DECISIONS.md, issue N`) leads nowhere a reader of the repository can
+follow, so it is reported too."""
 
 from __future__ import annotations
 
@@ -27,16 +28,8 @@ def headings(text: str) -> list[str]:
     return [line.lstrip("#").strip() for line in text.splitlines() if re.match(r"#{2,3} ", line)]
 
 
-def issues_listed(heading: str) -> set[int]:
-    """The issues a heading names: "Harness core (issues 2, 6, 11)" -> {2, 6, 11}; "Issue 21: one shape" -> {21}."""
-    found = {int(n) for group in re.findall(r"\(issues? ([^)]*)\)", heading) for n in re.findall(r"\d+", group)}
-    return found | {int(n) for n in re.findall(r"^Issue (\d+)\b", heading)}
-
-
 def names_heading(cited: str, known: list[str]) -> bool:
-    """A citation may leave out a heading's trailing issue list: "Sibling tool calls" names
-    "Sibling tool calls (issue 14)"."""
-    return any(cited == h or re.sub(r"\s*\([^)]*\)$", "", h) == cited for h in known)
+    return cited in known
 
 
 def text_of(path: Path) -> str:
@@ -53,14 +46,13 @@ def citations(text: str) -> tuple[list[str], list[int]]:
 
 def problems(files: dict[str, str], decisions: str) -> list[str]:
     known = headings(decisions)
-    listed = set().union(*(issues_listed(h) for h in known))
     found = []
     for name, text in files.items():
-        cited_headings, cited_issues = citations(text)
+        cited_headings, cited_numbers = citations(text)
         found += [
             f'{name}: no heading "{c}" in docs/DECISIONS.md' for c in cited_headings if not names_heading(c, known)
         ]
-        found += [f"{name}: no heading of docs/DECISIONS.md lists issue {n}" for n in cited_issues if n not in listed]
+        found += [f"{name}: cites docs/DECISIONS.md by a tracker number ({n}): cite a heading" for n in cited_numbers]
     return found
 
 
@@ -81,14 +73,14 @@ def test_a_citation_wrapped_across_comment_lines_is_read_whole():
     assert citations(text)[0] == ["Findings, records, pin sets and pages"]
 
 
-def test_a_heading_that_is_gone_and_an_issue_no_heading_lists_are_reported():
-    decisions = "# Decisions\n\n## Harness core (issues 2, 6)\n\n## Issue 21: one shape\n"
+def test_a_heading_that_is_gone_and_a_citation_by_number_are_reported():
+    decisions = "# Decisions\n\n## Harness core\n\n## One shape\n"
+    number = 21  # a tracker's number: what a reader of the repository cannot follow
     files = {
-        "a.py": '# (docs/DECISIONS.md, "Harness core"), (docs/DECISIONS.md, "Harness core (issues 2, 6)")',
-        "b.py": "# docs/DECISIONS.md, issue 21; docs/DECISIONS.md, issue 6",
-        "c.md": '(docs/DECISIONS.md, "Findings reports (issue 5)") and (docs/DECISIONS.md, issue 10)',
+        "a.py": '# (docs/DECISIONS.md, "Harness core"), (docs/DECISIONS.md, "One shape")',
+        "c.md": f'(docs/DECISIONS.md, "Findings reports") and (docs/DECISIONS.md, issue {number})',
     }
     assert problems(files, decisions) == [
-        'c.md: no heading "Findings reports (issue 5)" in docs/DECISIONS.md',
-        "c.md: no heading of docs/DECISIONS.md lists issue 10",
+        'c.md: no heading "Findings reports" in docs/DECISIONS.md',
+        f"c.md: cites docs/DECISIONS.md by a tracker number ({number}): cite a heading",
     ]

@@ -30,7 +30,7 @@ from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: Lines at once a core in the default run (plain ``plugpull`` and ``plugpull --all``): a forked line spends most
-#: of its wall time waiting (a SIGKILL's proof, a phase's grace, the racers' gate), which a second line on the same
+#: of its wall time waiting (a SIGKILL's proof, a phase's grace, a gate its racing phases wait at), which a second line on the same
 #: core fills (docs/performance.md).
 DEFAULT_RUN_JOBS = 2
 
@@ -87,9 +87,8 @@ def build_parser() -> ArgParser:
         action="append",
         default=[],
         metavar="COMMAND",
-        help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable); with --scenario "
-        "resume-after-upgrade give it exactly twice, one command per environment: the first starts (release A), "
-        "the second resumes (release B)",
+        help="your agent: plugpull runs 'COMMAND start' and 'COMMAND resume' (repeatable)"
+        + "".join(f"; with --scenario {s.name} {s.agent_usage}" for s in REGISTRY if s.agent_usage),
     )
     parser.add_argument(
         "--scenario",

@@ -88,7 +88,10 @@ def run_plan(
         target, point = run
         if progress is not None:
             progress(target, point)
-        results = REGISTRY[target.scenario].run(target, point, settings, runtime)
+        scenario = REGISTRY[target.scenario]
+        # A line may carry a value of its scenario's own option in its target options (a finding's power-loss line
+        # names its cut so): Scenario.line_settings.
+        results = scenario.run(target, point, scenario.line_settings(settings, target), runtime)
         if finished is not None:
             finished(target, point, results)
         return results
@@ -108,7 +111,9 @@ def expand(runs: list[tuple[Target, str]], settings: Settings, runtime: Runtime)
     out: list[tuple[Target, str]] = []
     for target, group in groupby(runs, key=lambda run: run[0]):
         points = [point for _, point in group]
-        out.extend((target, line) for line in REGISTRY[target.scenario].expand(target, points, settings, runtime))
+        scenario = REGISTRY[target.scenario]
+        mine = scenario.line_settings(settings, target)
+        out.extend((target, line) for line in scenario.expand(target, points, mine, runtime))
     return out
 
 

@@ -175,7 +175,7 @@ def run_kernel(request: dict, fds: list[int], led: int) -> None:
 
 
 def fork_from(python: str, sockets: dict[str, str]) -> None:
-    """In a kernel: ``ForkServers()`` (what run_lines and run_map start for ``fork_server=True``) forks each phase of
+    """In a kernel: ``ForkServers()`` (what run_lines starts for ``fork_server=True``) forks each phase of
     ``python -m MODULE`` from the pytest worker's server at ``sockets[MODULE]`` instead of a server of its own, which
     would import the framework again (docs/DECISIONS.md, "The test suite": the smokes fork from their worker's
     servers).

@@ -115,21 +115,46 @@ def test_the_rate_plot_is_one_row_per_line_and_as_wide_with_thirteen_lines_as_wi
 
 
 def test_a_power_loss_line_carries_its_cut_as_an_option_so_one_record_holds_every_cut():
-    from plugpull.report.kernel.notebook import POWER_CUT, select_power_loss
+    from plugpull.errors import UsageError
+    from plugpull.report.kernel.notebook import finding_lines, finding_scenario
 
-    chosen, said = select_power_loss(
-        ["agent-framework"], {"agent-framework": {"variant": ["control"]}}, ["unsynced", "lazyfs"]
-    )
+    parameters = {"cuts": ["unsynced", "lazyfs"], "points": ["after-effect"]}
+    shape = finding_scenario(parameters)
+    assert shape.name == "power-loss"
+    chosen, said = finding_lines(shape, ["agent-framework"], {"agent-framework": {"variant": ["control"]}}, parameters)
     assert [(t.scenario, t.options) for t in chosen] == [
-        ("power-loss", {"variant": "control", POWER_CUT: "unsynced"}),
-        ("power-loss", {"variant": "control", POWER_CUT: "lazyfs"}),
+        ("power-loss", {"variant": "control", "power_cut": "unsynced"}),
+        ("power-loss", {"variant": "control", "power_cut": "lazyfs"}),
     ]
-    assert said[0].startswith("agent-framework: agent-framework-core ")
-    assert said[0].endswith(", 1 variant(s) x cuts unsynced, lazyfs")
-    with pytest.raises(ValueError, match="power cuts"):
-        select_power_loss(["agent-framework"], {}, ["blackout"])
+    assert said[0].startswith("agent-framework: agent-framework-core ") and said[0].endswith(", 1 variant(s)")
+    assert said[1] == "each of the 1 variant(s) once per power_cut: unsynced, lazyfs"
+    with pytest.raises(UsageError, match=r"^--power-cut 'blackout': one of "):
+        finding_lines(shape, ["agent-framework"], {}, {"cuts": ["blackout"]})
+    with pytest.raises(ValueError, match="cuts is empty"):
+        finding_lines(shape, ["agent-framework"], {}, {"cuts": []})
     with pytest.raises(ValueError, match="unknown target"):
-        select_power_loss(["agent-framework"], {"no-such-target": {}}, ["unsynced"])
+        finding_lines(shape, ["agent-framework"], {"no-such-target": {}}, parameters)
+
+
+def test_a_finding_is_one_scenarios_lines_by_the_parameter_that_scenario_declares():
+    from plugpull.report.kernel.notebook import VIEWS, finding_scenario
+    from plugpull.scenarios.registry import REGISTRY
+
+    assert finding_scenario({"targets": ["langgraph"], "points": []}) is None
+    assert finding_scenario({"boundaries": [], "jobs": 2}).name == "every-boundary"
+    assert finding_scenario({"from_python": "/a/python"}).name == "resume-after-upgrade"
+    with pytest.raises(ValueError, match="one scenario's"):
+        finding_scenario({"boundaries": [], "cuts": ["unsynced"]})
+    # Every view a scenario names is one the kernel has: the contract cannot check it (the kernel is above it).
+    assert {v for s in REGISTRY for v in s.views} <= set(VIEWS)
+
+
+def test_every_boundary_takes_its_boundaries_from_a_finding_but_not_the_notebooks_seed():
+    from plugpull.report.kernel.notebook import finding_scenario
+
+    shape = finding_scenario({"boundaries": ["model-call 2"], "seed": 0})
+    assert shape.finding_settings({"boundaries": ["model-call 2"], "seed": 0}) == {"boundaries": ("model-call 2",)}
+    assert shape.finding_forks
 
 
 def test_the_losses_of_each_cut_are_listed_once_per_line_with_how_many_runs_lost_them():

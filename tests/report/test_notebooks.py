@@ -214,7 +214,7 @@ def smoke(forked_kernel, tmp_path_factory):
             # The line's processes fork from a server that imported the target once: each is still started,
             # SIGKILLed and resumed for real; what the smoke checks is that the notebook runs and writes its
             # record, not a cold start (the notebook's default, False, is what the findings' records use).
-            # boundary-map forks by itself (run_map).
+            # boundary-map forks by itself (Scenario.finding_forks).
             if finding.id != "boundary-map":
                 parameters["fork_server"] = True
             # That server is this worker's, of the target's family, which its tests fork from too (kernel_forks.py,
@@ -271,9 +271,16 @@ def test_the_notebook_runs_in_this_environment_and_writes_a_valid_record(finding
         if "image/png" in o.get("data", {})
     ]
     assert plots and all(png[25] == 3 for png in plots)  # the verdict plot, a palette PNG (IHDR colour type 3)
+    # The sections its scenario's views add (Scenario.views): a boundary map, what each power cut lost.
+    for heading in VIEW_HEADINGS.get(finding.id, ()):
+        assert heading in executed
     line = Result.from_dict(doc["results"][0])
     # The text line names the held call after the point (rendering.shown_point).
     assert f"{line.verdict.value:<5}  {line.scenario}  {shown_point(line)}  {line.target}" in executed
+
+
+#: The headings a finding's notebook shows for its scenario's own views.
+VIEW_HEADINGS = {"boundary-map": ("## The map",), "power-loss": ("## What each cut lost",)}
 
 
 @pytest.mark.parametrize("finding", MISSING, ids=lambda f: f.id)

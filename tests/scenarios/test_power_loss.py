@@ -221,7 +221,8 @@ def test_keep_workdir_keeps_the_disk_the_cut_left_and_resume_wrote_to_with_nothi
 
 
 def test_a_finding_line_carries_its_cut_in_its_target_options_and_a_bad_cut_is_one_line():
-    # select_power_loss puts each line's cut in its target options; the kernel runs the line with that cut.
+    # A finding's power-loss line carries its cut in its target options (notebook.finding_lines); the suite runs
+    # the line with that cut.
     plain = Target(name="journal", argv=("x",), scenario=power_loss.NAME)
     settings = Settings(timeout=5)
     assert power_loss.SCENARIO.line_settings(settings, plain) is settings

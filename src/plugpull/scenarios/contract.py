@@ -66,6 +66,8 @@ class Scenario:
     #: and a flag): :meth:`add_options` puts them on the command line, a notebook sets them by parameters named as the
     #: fields, :meth:`own` reads a run's values. None: it has none.
     Options: ClassVar[type | None] = None
+    #: How ``--agent`` is given for it, when not once per agent (``--help``): "give it exactly twice, ...".
+    agent_usage: ClassVar[str] = ""
     #: Options it refuses outright, with why (one line): "--hold does not apply to NAME (why)".
     refuses: ClassVar[Mapping[str, str]] = {}
     #: Options that, given without ``--scenario``, select this scenario (``--random-kills``: every-boundary).
@@ -85,6 +87,41 @@ class Scenario:
     #: For a scenario whose point is one line: the function that runs and judges it, ``(target, point, settings,
     #: runtime) -> Result`` (as ``staticmethod(run_point)``); the default :meth:`run` calls it.
     line: ClassVar[Callable[..., Any] | None] = None
+
+    # --- in a finding's notebook (plugpull.report.kernel.notebook reads these and names no scenario) ------------
+    #: The notebook parameter that makes a finding's lines this scenario's (finding.toml ``[parameters]``: every-boundary's
+    #: ``boundaries``, power-loss's ``cuts``, resume-after-upgrade's ``from_python``). None: a finding's targets run
+    #: the scenarios their variants were made for.
+    finding_parameter: ClassVar[str | None] = None
+    #: With a list-valued :attr:`finding_parameter`, the field of :attr:`Options` it lists values of: each target
+    #: variant becomes one line per value, the value in its options (power-loss: ``cuts`` -> ``power_cut``), so one
+    #: record holds a variant under every value and a claim names the one it is about. None: no such list.
+    lines_per: ClassVar[str | None] = None
+    #: What a finding's notebook shows of its lines, in order: names of the kernel's views
+    #: (``plugpull.report.kernel.notebook.VIEWS``): a table and the FAIL-rate plot by default.
+    views: ClassVar[tuple[str, ...]] = ("table", "plot")
+    #: A finding's lines of this scenario run through the fork server by default (every-boundary's map is many
+    #: short lines; each is still a real start, SIGKILL and resume). A notebook's ``fork_server`` parameter wins.
+    finding_forks: ClassVar[bool] = False
+    #: The Run section's sentence on what one line is, in a finding's notebook; "" for the kernel's own.
+    finding_text: ClassVar[str] = ""
+
+    def finding_targets(
+        self, names: Sequence[str], options: Mapping[str, Any], parameters: Mapping[str, Any]
+    ) -> tuple[list[Target], list[str]] | None:
+        """A finding's targets when this scenario makes them itself (resume-after-upgrade: each framework's upgrade
+        variants, started under release A's interpreter), with one line per name saying what runs or why not; None:
+        the kernel's installed built-ins, as this scenario adopts them."""
+        return None
+
+    def finding_settings(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The :class:`~plugpull.scenarios.Settings` fields a finding's parameters set for its lines: a parameter
+        named as a field this scenario reads (every-boundary's ``boundaries``), as a tuple when it is a list."""
+        return {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in parameters.items()
+            if name in self.options
+        }
 
     # --- running -------------------------------------------------------------------------------------
 
@@ -284,6 +321,12 @@ def verify(scenario: Scenario) -> None:
     if evidence is None or not dataclasses.is_dataclass(evidence) or not callable(getattr(evidence, "to_dict", None)):
         problems.append("evidence must be the dataclass its lines carry, with to_dict()")
     problems += _options_problems(scenario)
+    if scenario.lines_per is not None:
+        fields = {f.name for f in dataclasses.fields(scenario.Options)} if scenario.Options is not None else set()
+        if scenario.finding_parameter is None or scenario.lines_per not in fields:
+            problems.append("lines_per needs a finding_parameter and must be a field of its Options")
+    if not scenario.views or not all(isinstance(v, str) and v for v in scenario.views):
+        problems.append("views must name at least one view of a finding's notebook")
     if type(scenario).run is Scenario.run and not callable(scenario.line):
         problems.append("neither run() nor line is defined")
     if not scenario.fault:

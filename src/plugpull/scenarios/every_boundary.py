@@ -332,8 +332,22 @@ class EveryBoundary(KillAndRecover):
     default_targets = ("langgraph", "agent-framework", "openai-agents-approval", "fastaiagent")
     evidence = BoundaryEvidence
     checks = (checks.judge_every_boundary,)
+    # A finding with a ``boundaries`` parameter is a boundary map (findings/boundary-map): many short lines, run
+    # through the fork server ``jobs`` at a time, shown as a timeline of the clean run's boundaries.
+    finding_parameter = "boundaries"
+    views = ("boundary-map", "boundary-table")
+    finding_forks = True
+    finding_text = (
+        "The targets this kernel can run (a framework the pin set does not install is skipped). Each target variant: "
+        "one clean run (its boundaries), then one line per boundary and side, run through the fork server, `jobs` at "
+        "a time."
+    )
 
     line = staticmethod(run_point)
+
+    def finding_settings(self, parameters) -> dict:
+        """Only ``boundaries``: a notebook's ``seed`` is the order its lines run in, not the random kills' draws."""
+        return {"boundaries": tuple(parameters.get("boundaries") or ())}
 
     def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
         return expand(target, list(points), settings, runtime)

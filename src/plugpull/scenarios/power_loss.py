@@ -252,6 +252,15 @@ class PowerLoss(KillAndRecover):
     default_targets = ("langgraph", "agent-framework", "google-adk", "dbos")
     evidence = PowerLossEvidence
     checks = (checks.judge_power_loss,)
+    # A finding's ``cuts`` parameter: each variant once per cut, the cut in the line's options (docs/DECISIONS.md,
+    # "The power-loss finding"), and what each cut lost shown under the table.
+    finding_parameter = "cuts"
+    lines_per = "power_cut"
+    views = ("table", "plot", "cut-losses")
+    finding_text = (
+        "The targets this kernel can run (a framework the pin set does not install is skipped, not an error). "
+        "Each line: one target variant, one cut, one point, `repeats` times."
+    )
 
     line = staticmethod(run_point)
 

@@ -87,13 +87,53 @@ class ResumeAfterUpgrade(Scenario):
     phases = ("start", "resume")  # start on release A's command, resume on release B's
     fault = "SIGKILL of release A's start while the provider holds an effect call; release B resumes the same workdir"
     holds_calls = True
+    agent_usage = (
+        "give it exactly twice, one command per environment: the first starts (release A), the second resumes "
+        "(release B)"
+    )
     # Built-in upgrade targets need two environments built from pin sets: plugpull report runs them.
     default_targets = ()
     # No call summary under a FAIL line (none before this contract either).
     evidence = UpgradeEvidence
     checks = (checks.judge_resume_after_upgrade,)
 
+    # A finding run on an upgrade pair (a pin set with ``from = ...``) is given release A's interpreter as
+    # ``from_python``: its targets are the frameworks' upgrade variants, started there and resumed in the kernel (B).
+    finding_parameter = "from_python"
+
     line = staticmethod(run_point)
+
+    def finding_targets(self, names, options, parameters) -> tuple[list[Target], list[str]]:
+        """The built-in upgrade targets (targets.UPGRADES) of each framework this kernel (B) can import, each starting
+        under ``from_python`` (A); one line per name saying what runs or why not. ``options`` keeps the variants whose
+        options take one of the listed values; an option applies to the targets that carry it (``variant`` to
+        agent-framework only)."""
+        import importlib.util
+        import sys
+
+        from plugpull.targets import UPGRADES, upgrade_targets
+
+        unknown = [n for n in names if n not in UPGRADES]
+        if unknown:
+            raise ValueError(f"no built-in {NAME} target {unknown[0]!r}; known: {', '.join(UPGRADES)}")
+        from_python = parameters["from_python"]
+        chosen: list[Target] = []
+        said: list[str] = []
+        for name in names:
+            module = UPGRADES[name].module
+            if importlib.util.find_spec(module) is None:
+                said.append(f"{name}: skipped, {module} is not installed in this environment")
+                continue
+            mine = [
+                t
+                for t in upgrade_targets(name, from_python)
+                if all(str(t.options.get(k)) in {str(v) for v in vals} for k, vals in options.items() if k in t.options)
+            ]
+            chosen += mine
+            said.append(f"{name}: {len(mine)} variant(s), start under {from_python}, resume here ({sys.executable})")
+        if not chosen:
+            raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
+        return chosen, said
 
     def adopt(self, target: Target, source: Scenario | None) -> Target | None:
         raise UsageError(f"{USAGE}, not --target; built-in targets: plugpull report --finding {NAME}")

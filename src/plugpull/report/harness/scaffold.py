@@ -46,11 +46,14 @@ GENERATED_NOTE = (
 
 def harness_parameters(finding: Finding) -> dict[str, Any]:
     """The parameters ``plugpull report`` sets or derives, with the defaults the notebook declares for them."""
-    mapped = "boundaries" in finding.parameters  # every-boundary forks by itself (notebook.run_map)
+    from plugpull.scenarios.registry import REGISTRY
+
+    # A finding whose lines fork by default (Scenario.finding_forks: every-boundary's map) declares no fork_server.
+    forks = any(s.finding_forks for s in REGISTRY if s.finding_parameter in finding.parameters)
     upgrade = any(p.start is not None for p in finding.pins)
     return {
         "line_repeats": [],
-        **({} if mapped else {"fork_server": False}),
+        **({} if forks else {"fork_server": False}),
         "plugpull_commit": None,
         "results_path": "results.json",
         **({"from_python": None} if upgrade else {}),

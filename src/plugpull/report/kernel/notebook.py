@@ -29,8 +29,8 @@ from plugpull.report.kernel import claims, record, versions
 from plugpull.results import Result, Verdict
 from plugpull.results import lines as results_lines
 from plugpull.scenarios import Runtime, Settings
-from plugpull.suite import run_scenario
-from plugpull.targets import BUILT_INS, UPGRADES, Target, upgrade_targets
+from plugpull.suite import run_plan, run_scenario
+from plugpull.targets import BUILT_INS, Target
 
 
 def version_of(distribution: str) -> str | None:
@@ -110,11 +110,14 @@ def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[l
 
     An option applies to the targets whose variants carry it (``durability`` to langgraph-approval
     only); a key no listed target carries, or a value none has, is an error. No target installed is one too.
+    ``options`` may instead be per target name (``{"langgraph": {"durability": ["sync"]}}``), each applying to
+    its own target only.
     """
-    unknown = [n for n in names if n not in BUILT_INS]
+    per_target = bool(options) and all(isinstance(v, dict) for v in options.values())
+    unknown = [n for n in [*names, *(options if per_target else ())] if n not in BUILT_INS]
     if unknown:
         raise ValueError(f"unknown target {unknown[0]!r}; built-in targets here: {', '.join(BUILT_INS)}")
-    for key in options:
+    for key in () if per_target else options:
         if not any(key in v.options for n in names for v in BUILT_INS[n].variants):
             raise ValueError(f"no target of {', '.join(names)} has the option {key!r}")
     targets: list[Target] = []
@@ -126,7 +129,10 @@ def select_installed(names: list[str], options: dict[str, list[Any]]) -> tuple[l
         if why is not None:
             said.append(f"{name}: skipped, {why}")
             continue
-        mine = {k: v for k, v in options.items() if any(k in t.options for t in built_in.variants)}
+        if per_target:
+            mine = options.get(name, {})
+        else:
+            mine = {k: v for k, v in options.items() if any(k in t.options for t in built_in.variants)}
         kept = select_targets(name, mine)
         targets += kept
         said.append(f"{name}: {framework} {version_of(framework)}, {len(kept)} variant(s)")
@@ -152,44 +158,9 @@ def upgrade_environment(frameworks: list[str], from_python: str | None, plugpull
     return env
 
 
-def select_upgrades(
-    names: list[str], from_python: str, options: dict[str, list[Any]] | None = None
-) -> tuple[list[Target], list[str]]:
-    """The built-in resume-after-upgrade targets (targets.UPGRADES) of each framework this kernel (B) can
-    import, each starting under ``from_python`` (A); one line per name saying what runs or why not.
-
-    ``options`` keeps the variants whose options take one of the listed values; an option applies to the
-    targets that carry it (``variant`` to agent-framework only).
-    """
-    unknown = [n for n in names if n not in UPGRADES]
-    if unknown:
-        raise ValueError(f"no built-in resume-after-upgrade target {unknown[0]!r}; known: {', '.join(UPGRADES)}")
-    import importlib.util
-
-    targets: list[Target] = []
-    said: list[str] = []
-    for name in names:
-        module = UPGRADES[name].module
-        if importlib.util.find_spec(module) is None:
-            said.append(f"{name}: skipped, {module} is not installed in this environment")
-            continue
-        mine = [
-            t
-            for t in upgrade_targets(name, from_python)
-            if all(
-                str(t.options.get(k)) in {str(v) for v in vals} for k, vals in (options or {}).items() if k in t.options
-            )
-        ]
-        targets += mine
-        said.append(f"{name}: {len(mine)} variant(s), start under {from_python}, resume here ({sys.executable})")
-    if not targets:
-        raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
-    return targets, said
-
-
 def scenario_options(parameters: dict[str, Any]) -> dict[str, Any]:
     """The options scenarios own (Scenario.Options) that a notebook's parameters set, by scenario: a parameter
-    named as an option's field (``racers = 2``) sets it for its scenario."""
+    named as an option's field sets it for the scenario that owns it."""
     from plugpull.scenarios.registry import REGISTRY
 
     owned = {}
@@ -212,6 +183,9 @@ def run_lines(
     line_repeats: list[dict[str, Any]] | None = None,
     fork_server: bool = False,
     cwd: str | None = None,
+    *,
+    settings_fields: dict[str, Any] | None = None,
+    jobs: int = 1,
 ) -> tuple[list[Result], float]:
     """Run every (target, point) ``repeats`` times, or more where ``line_repeats`` says so (the
     finding's timing lines, finding.toml ``[[claims]]``); returns the results in line order and the
@@ -220,31 +194,29 @@ def run_lines(
     ``fork_server`` (the notebooks' parameter of that name, in the record's parameters): every target
     phase forks from a server that imported the target once (plugpull.forkserver, as ``plugpull
     --fork-server``), still a real process killed for real; the CI smoke sets it to spare two or three
-    framework imports a line. A reader's run, and the findings' records, start each phase cold.
+    framework imports a line. A reader's run, and the findings' records, start each phase cold, but for a
+    scenario whose finding lines fork by default (``Scenario.finding_forks``).
 
     With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
     cache, other jobs) spreads over every line instead of landing on the last ones; the results
     are put back in line order (target, point, repeat) for the table and the text. ``cwd``: where the targets
-    run (a finding's agent, :func:`agent_targets`); None, this kernel's folder.
+    run (a finding's agent, :func:`agent_targets`); None, this kernel's folder. ``settings_fields``: other
+    :class:`Settings` fields for every line (``Scenario.finding_settings``). ``jobs`` > 1: the lines, as their
+    scenarios expand them (one per boundary), run that many at a time in line order, as ``plugpull -j`` runs them.
     """
-    jobs = [
+    runs = [
         (t, p, r)
         for t, target in enumerate(targets)
         for p, point in enumerate(points)
-        # A finding whose targets run different scenarios (postgresql-stores: kill-mid-tool and
-        # resume-after-approval) lists the points of both: each target runs those of its own scenario, and of
-        # those the ones its scenario has a line of for it (Scenario.has_line).
+        # A finding whose targets run different scenarios (postgresql-stores: a kill in a tool and a kill in an
+        # approval) lists the points of both: each target runs those of its own scenario, and of those the ones
+        # its scenario has a line of for it (Scenario.has_line).
         if _scenario_has(target.scenario, point, target)
         for r in range(
             claims.repeats_for(line_repeats or [], target.scenario, point, target.framework, target.options, repeats)
         )
     ]
-    order = list(jobs)
-    if seed is not None:
-        random.Random(seed).shuffle(order)
-    from plugpull.scenarios.registry import REGISTRY
-
-    settings = Settings(timeout=timeout, cwd=cwd, options=dict(scenario_options or {}))
+    settings = Settings(timeout=timeout, cwd=cwd, options=dict(scenario_options or {}), **(settings_fields or {}))
     done: dict[tuple[int, int, int], list[Result]] = {}
     began = time.monotonic()
     forks = None
@@ -254,57 +226,18 @@ def run_lines(
         forks = ForkServers()
     # One runtime for every job: a target's clean run (and probe) is made once and shared by its lines.
     with Runtime(forks=forks) as runtime:
+        if jobs > 1:
+            results = run_plan([(targets[t], points[p]) for t, p, _ in runs], settings, runtime, jobs=jobs)
+            return results, time.monotonic() - began
+        order = list(runs)
+        if seed is not None:
+            random.Random(seed).shuffle(order)
         # The lines in line order, not the shuffled one: a clean run's FAIL goes to a target's first line.
-        runtime.plan([(targets[t], points[p]) for t, p, _ in jobs])
+        runtime.plan([(targets[t], points[p]) for t, p, _ in runs])
         for job in order:
             t, p, _ = job
-            # A line may carry a value of its scenario's own option (select_power_loss: the cut) in its options.
-            mine = REGISTRY[targets[t].scenario].line_settings(settings, targets[t])
-            done[job] = run_scenario(targets[t], [points[p]], settings=mine, runtime=runtime)
-    return [r for job in jobs for r in done[job]], time.monotonic() - began
-
-
-#: power-loss's own option a finding's power-loss line names its cut by (``options = { power_cut = "lazyfs" }``).
-POWER_CUT = "power_cut"
-
-
-def select_power_loss(
-    names: list[str], options: dict[str, dict[str, list[Any]]], cuts: list[str]
-) -> tuple[list[Target], list[str]]:
-    """power-loss lines for a finding: each installed built-in's variants (``options`` per target name, as
-    :func:`select_targets` takes them), adopted by power-loss, once per cut in ``cuts``.
-
-    The cut goes into each line's options as ``power_cut``, so one record holds the same variant under
-    several cuts as separate lines and a claim names the cut it is about (docs/DECISIONS.md, "The
-    power-loss finding"); :func:`run_lines` runs each line with that cut. One line per name says
-    what runs here or why it was skipped.
-    """
-    from plugpull.scenarios import POWER_CUTS
-    from plugpull.scenarios.registry import REGISTRY
-
-    bad = [c for c in cuts if c not in POWER_CUTS]
-    if bad or not cuts:
-        raise ValueError(f"power cuts {cuts!r}: each one of {', '.join(POWER_CUTS)}")
-    unknown = [n for n in [*names, *options] if n not in BUILT_INS]
-    if unknown:
-        raise ValueError(f"unknown target {unknown[0]!r}; built-in targets here: {', '.join(BUILT_INS)}")
-    chosen: list[Target] = []
-    said: list[str] = []
-    for name in names:
-        built_in = BUILT_INS[name]
-        framework = built_in.variants[0].framework or built_in.module
-        why = why_not_here(name)
-        if why is not None:
-            said.append(f"{name}: skipped, {why}")
-            continue
-        adopted = [
-            a for a in (REGISTRY.adopt("power-loss", v) for v in select_targets(name, options.get(name, {}))) if a
-        ]
-        chosen += [replace(a, options={**a.options, POWER_CUT: cut}) for a in adopted for cut in cuts]
-        said.append(f"{name}: {framework} {version_of(framework)}, {len(adopted)} variant(s) x cuts {', '.join(cuts)}")
-    if not chosen:
-        raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
-    return chosen, said
+            done[job] = run_scenario(targets[t], [points[p]], settings=settings, runtime=runtime)
+    return [r for job in runs for r in done[job]], time.monotonic() - began
 
 
 def power_cut_losses(results: list[Result]) -> str:
@@ -638,39 +571,6 @@ def _json(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def run_map(
-    targets: list[Target],
-    points: list[str],
-    timeout: float,
-    *,
-    boundaries: list[str] | None = None,
-    jobs: int = 2,
-    fork_server: bool = True,
-) -> tuple[list[Result], float]:
-    """every-boundary over ``targets``: each kill-and-resume variant killed at every boundary of its clean run.
-
-    Built-in targets become every-boundary targets (approval agents killed in approve, recovered by
-    recover). Lines run ``jobs`` at a time through the fork server (the map is many short lines);
-    each line is still one real start, SIGKILL and resume (docs/DECISIONS.md, "Every boundary and aimed saves").
-    """
-    from plugpull.scenarios.registry import REGISTRY
-    from plugpull.suite import plan, run_plan
-
-    # every-boundary adopts each variant as the CLI does; one aimed at a save is left out (it runs the
-    # same command as its unaimed sibling).
-    mapped = [m for m in (REGISTRY.adopt("every-boundary", t) for t in targets) if m is not None]
-    settings = Settings(timeout=timeout, boundaries=tuple(boundaries or ()))
-    began = time.monotonic()
-    forks = None
-    if fork_server:
-        from plugpull.forkserver import ForkServers
-
-        forks = ForkServers()
-    with Runtime(forks=forks) as runtime:
-        results = run_plan(plan(mapped, points), settings, runtime, jobs=jobs)
-    return results, time.monotonic() - began
-
-
 VERDICT_COLORS = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#9e9e9e"}
 
 
@@ -735,7 +635,7 @@ def failure_kind(result: Result) -> str:
 
 
 def boundary_table(results: list[Result]):
-    """One row per every-boundary line: place, side, boundary, verdict, effect counts, what broke."""
+    """One row per boundary line: place, side, boundary, verdict, effect counts, what broke."""
     import pandas as pd
 
     rows = []
@@ -770,10 +670,6 @@ RUN_TEXT = (
     "verdict depends on timing, so it is read as a FAIL rate)."
 )
 SEVERAL_TEXT = "The targets this kernel can run (a framework the pin set does not install is skipped, not an error). "
-MAP_TEXT = (
-    "The targets this kernel can run (a framework the pin set does not install is skipped). Each target variant: one "
-    "clean run (its boundaries), then one line per boundary and side, run through the fork server, `jobs` at a time."
-)
 LINES_TEXT = (
     "Exactly as `plugpull` prints them; a FAIL or ERROR line shows the target's stderr under it (the recovering "
     "phase's for a crash or hang)."
@@ -825,6 +721,83 @@ def _markdown(text: str) -> None:
         print(text)
 
 
+def finding_scenario(parameters: dict[str, Any]) -> Any:
+    """The scenario a finding's parameters make its lines of (``Scenario.finding_parameter``: ``boundaries``,
+    ``cuts``, ``from_python``), or None: its targets run the scenarios their variants were made for."""
+    from plugpull.scenarios.registry import REGISTRY
+
+    found = [s for s in REGISTRY if s.finding_parameter is not None and s.finding_parameter in parameters]
+    if len(found) > 1:
+        raise ValueError(
+            "a finding's lines are one scenario's: parameters "
+            + " and ".join(repr(s.finding_parameter) for s in found)
+            + " name "
+            + " and ".join(s.name for s in found)
+        )
+    return found[0] if found else None
+
+
+def finding_lines(
+    scenario: Any, names: list[str], options: dict[str, Any], parameters: dict[str, Any]
+) -> tuple[list[Target], list[str]]:
+    """A finding's targets as ``scenario`` runs them, and one line per name saying what runs here or why not: those
+    it makes itself (``Scenario.finding_targets``), else the installed built-ins (:func:`select_installed`) as it
+    adopts them, each once per value of its ``lines_per`` option where it has one (once per power cut)."""
+    from plugpull.scenarios.registry import REGISTRY
+
+    made = scenario.finding_targets(names, options, parameters)
+    if made is not None:
+        return made
+    chosen, said = select_installed(names, options)
+    adopted = [a for a in (scenario.adopt(t, REGISTRY.get(t.scenario)) for t in chosen) if a is not None]
+    if scenario.lines_per is None:
+        return adopted, said
+    values = list(parameters[scenario.finding_parameter] or [])
+    if not values:
+        raise ValueError(f"{scenario.finding_parameter} is empty: list at least one {scenario.lines_per}")
+    for value in values:  # each checked as --power-cut would be: one line naming the values allowed
+        scenario.options_from({scenario.lines_per: value})
+    lines = [replace(a, options={**a.options, scenario.lines_per: v}) for a in adopted for v in values]
+    said.append(f"each of the {len(adopted)} variant(s) once per {scenario.lines_per}: {', '.join(map(str, values))}")
+    return lines, said
+
+
+def _table_view(results: list[Result]) -> None:
+    _show(table(results))
+
+
+def _boundary_map_view(results: list[Result]) -> None:
+    _markdown(
+        "## The map\n\nOne row per target variant and side; x is the boundary's place in the clean run. Green PASS, "
+        "red FAIL (dup: an effect duplicated, lost: never done, stuck: resume crashed or hung, result: a "
+        "different result), grey ERROR."
+    )
+    boundary_map(results)
+
+
+def _boundary_table_view(results: list[Result]) -> None:
+    _show(boundary_table(results))
+
+
+def _cut_losses_view(results: list[Result]) -> None:
+    _markdown(
+        "## What each cut lost\n\nThe power-cut file system's model, per run: what a reader saw differently after "
+        "the cut than before it (`evidence.cut.losses`)."
+    )
+    print(power_cut_losses(results))
+
+
+#: What a finding's notebook can show of its lines, by the names scenarios give in ``Scenario.views``.
+VIEWS = {
+    "table": _table_view,
+    "plot": plot,
+    "boundary-map": _boundary_map_view,
+    "boundary-table": _boundary_table_view,
+    "cut-losses": _cut_losses_view,
+}
+DEFAULT_VIEWS = ("table", "plot")
+
+
 def report(
     finding: str,
     frameworks: list[str],
@@ -839,18 +812,19 @@ def report(
 
     What runs follows from the parameters finding.toml declares: ``targets`` (a finding about several frameworks:
     the built-ins whose framework this kernel can import), else the one built-in ``target`` or the user's ``agent``
-    under ``scenario``; ``from_python`` makes it an upgrade pair (release A's interpreter), ``boundaries`` an
-    every-boundary map, ``cuts`` power-loss lines. ``apart``: a kernel without the framework (one that cannot be
+    under ``scenario``; a parameter a scenario names as its ``finding_parameter`` makes the lines that scenario's
+    (``from_python``: an upgrade pair, release A's interpreter; ``boundaries``: a boundary map; ``cuts``: power
+    cuts), which it selects and shows as it declares (:func:`finding_lines`, :data:`VIEWS`). ``apart``: a kernel without the framework (one that cannot be
     installed beside plugpull's defaults) records no results instead of failing. The record's parameters are the
     notebook's, without the harness's own (:data:`HARNESS_ONLY`).
     """
     commit = parameters.get("plugpull_commit")
     options = parameters.get("options") or {}
     points = [*parameters.get("points", []), *parameters.get("approval_points", [])]
-    upgrade, mapped, cuts = "from_python" in parameters, "boundaries" in parameters, parameters.get("cuts")
+    shape = finding_scenario(parameters)
     names = parameters.get("targets") or [n for n in [target] if n]
 
-    if upgrade:
+    if "from_python" in parameters:  # an upgrade pair: release A's versions are read in A's interpreter
         env = upgrade_environment(frameworks, parameters["from_python"], commit)
     else:
         env = environment(frameworks, commit)
@@ -860,25 +834,20 @@ def report(
     _show(env)
 
     said: list[str] = []
+    several = f"{SEVERAL_TEXT}{RUN_TEXT}"
     if agent is not None:
         _markdown(f"## Run\n\nThe finding's agent, `{agent}`, under {scenario}. {RUN_TEXT}")
         chosen, line = agent_targets(agent, str(scenario), frameworks[0])
         said = [line]
     elif apart and not any(version_of(f) for f in frameworks):
-        _markdown(f"## Run\n\n{SEVERAL_TEXT}{RUN_TEXT}")
+        _markdown(f"## Run\n\n{several}")
         chosen = []
         said = [f"{name}: skipped, {' / '.join(frameworks)} is not installed in this environment" for name in names]
-    elif upgrade:
-        _markdown(f"## Run\n\n{SEVERAL_TEXT}{RUN_TEXT}")
-        chosen, said = select_upgrades(names, parameters["from_python"], options)
-    elif mapped:
-        _markdown(f"## Run\n\n{MAP_TEXT}")
-        chosen, said = select_installed(names, options)
-    elif cuts is not None:
-        _markdown(f"## Run\n\n{SEVERAL_TEXT}Each line: one target variant, one cut, one point, `repeats` times.")
-        chosen, said = select_power_loss(names, options, cuts)
+    elif shape is not None:
+        _markdown(f"## Run\n\n{shape.finding_text or several}")
+        chosen, said = finding_lines(shape, names, options, parameters)
     elif "targets" in parameters:
-        _markdown(f"## Run\n\n{SEVERAL_TEXT}{RUN_TEXT}")
+        _markdown(f"## Run\n\n{several}")
         chosen, said = select_installed(names, options)
     else:
         _markdown(f"## Run\n\n{RUN_TEXT}")
@@ -888,46 +857,29 @@ def report(
 
     # A finding whose targets keep their state on a server (postgresql-stores) names the server in its record.
     on_server = any(BUILT_INS[n].server == postgres.URL_ENV for n in names if n in BUILT_INS)
+    forks = parameters.get("fork_server", shape is not None and shape.finding_forks)
     with postgres_for(chosen) as servers:
         if on_server:
             print("\n".join(f"{name}: {what}" for name, what in servers.items()) or "no target here needs a server")
-        if mapped:
-            results, seconds = run_map(
-                chosen, points, parameters["timeout"], boundaries=parameters["boundaries"], jobs=parameters["jobs"]
-            )
-        else:
-            results, seconds = run_lines(
-                chosen,
-                points,
-                parameters["repeats"],
-                parameters.get("seed"),
-                parameters["timeout"],
-                scenario_options=scenario_options(parameters),
-                line_repeats=parameters.get("line_repeats"),
-                fork_server=bool(parameters.get("fork_server", False)),
-                cwd=str(Path.cwd() / record.AGENT_FOLDER) if agent is not None else None,
-            )
+        results, seconds = run_lines(
+            chosen,
+            points,
+            parameters["repeats"],
+            parameters.get("seed"),
+            parameters["timeout"],
+            scenario_options=scenario_options(parameters),
+            line_repeats=parameters.get("line_repeats"),
+            fork_server=bool(forks),
+            cwd=str(Path.cwd() / record.AGENT_FOLDER) if agent is not None else None,
+            settings_fields=shape.finding_settings(parameters) if shape is not None else None,
+            jobs=int(parameters.get("jobs", 1)),
+        )
     if on_server:
         env["servers"] = servers
     print(f"{len(results)} results in {seconds:.1f} s")
 
-    if mapped:
-        _markdown(
-            "## The map\n\nOne row per target variant and side; x is the boundary's place in the clean run. Green PASS, "
-            "red FAIL (dup: an effect duplicated, lost: never done, stuck: resume crashed or hung, result: a "
-            "different result), grey ERROR."
-        )
-        boundary_map(results)
-        _show(boundary_table(results))
-    else:
-        _show(table(results))
-        plot(results)
-    if cuts is not None:
-        _markdown(
-            "## What each cut lost\n\nThe power-cut file system's model, per run: what a reader saw differently after "
-            "the cut than before it (`evidence.cut.losses`)."
-        )
-        print(power_cut_losses(results))
+    for view in shape.views if shape is not None else DEFAULT_VIEWS:
+        VIEWS[view](results)
     _markdown(f"## Result lines\n\n{LINES_TEXT}")
     from IPython.display import display
 
