@@ -11,7 +11,7 @@ from import_graph import graph
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("plugpull.client", "plugpull.postgres", "plugpull.temporal"),
     ("plugpull.errors", "plugpull.results", "plugpull.evidence", "plugpull.boundaries", "plugpull.hints",
-     "plugpull.notes", "plugpull.store", "plugpull.provider", "plugpull.arguments"),
+     "plugpull.notes", "plugpull.store", "plugpull.provider", "plugpull.arguments", "plugpull.aim"),
     ("plugpull.reaper", "plugpull.process", "plugpull.forkserver", "plugpull.channel", "plugpull.powercut",
      "plugpull.checks", "plugpull.sidecar"),
     ("plugpull.targets",),

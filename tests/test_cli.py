@@ -757,14 +757,15 @@ def test_every_boundary_maps_a_built_ins_unaimed_variants_once():
         pytest.skip("langgraph is not installed")
     args = build_parser().parse_args(["--scenario", "every-boundary", "--target", "langgraph"])
     chosen = select_targets(args)
-    assert [t.options for t in chosen] == [v.options for v in BUILT_INS["langgraph"].variants if not v.saves]
+    assert [t.options for t in chosen] == [v.options for v in BUILT_INS["langgraph"].variants if not v.aim.saves]
     assert len({t.argv for t in chosen}) == len(chosen)
 
 
 def test_docs_cli_md_lists_every_option_and_who_reads_it_as_the_scenarios_declare():
     # docs/cli.md is the page cli.py cites: each option of the parser has a row, and the "read by" column
     # of a scenario option is what the scenarios' contracts say (the same source as --help's prefixes).
-    from plugpull.cli import OPTIONS, build_parser, read_by
+    from plugpull.aim import FLAGS
+    from plugpull.cli import build_parser, read_by
     from plugpull.scenarios.registry import REGISTRY
 
     page = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
@@ -776,9 +777,7 @@ def test_docs_cli_md_lists_every_option_and_who_reads_it_as_the_scenarios_declar
                 rows[flag.strip().split(" ")[0]] = cells[-1]
     flags = {f for action in build_parser()._actions for f in action.option_strings} - {"-h", "--help"}
     assert flags - set(rows) == set()
-    assert {flag: rows[flag] for _, flag in OPTIONS.values()} == {
-        flag: read_by(field) for field, (_, flag) in OPTIONS.items()
-    }
+    assert {f.flag: rows[f.flag] for f in FLAGS} == {f.flag: read_by(f.field) for f in FLAGS}
     # The options a scenario owns (Scenario.add_options) are read by that scenario only.
     owned = {s.flag(f.name): s.name for s in REGISTRY if s.Options for f in dataclasses.fields(s.Options)}
     assert owned and {flag: rows[flag] for flag in owned} == owned

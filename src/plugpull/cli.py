@@ -17,8 +17,9 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from plugpull import suite
+from plugpull import aim, suite
 from plugpull import targets as targets_mod
+from plugpull.aim import Aim
 from plugpull.arguments import ArgParser
 from plugpull.errors import UsageError
 from plugpull.rendering import closing_line, format_coverage, format_tally, format_text, tour_line
@@ -107,63 +108,7 @@ def build_parser() -> ArgParser:
         + "".join(f", {s.name} only {'/'.join(s.default_points)}" for s in REGISTRY if s.default_points)
         + ")",
     )
-    parser.add_argument(
-        "--hold",
-        action="append",
-        default=[],
-        metavar="NAME[:N]",
-        help=f"{read_by('hold')}: the effect call a kill point holds: the N-th call of effect NAME (default N=1); "
-        f"{read_by('holds')}: repeatable, one line per call and point; without it, {read_by('every_effect')} holds "
-        "each effect call of the clean run in turn, the others the first call of any effect",
-    )
-    parser.add_argument(
-        "--first-effect",
-        action="store_true",
-        help=f"{read_by('every_effect')}: without --hold, kill at the first effect call only (quick), not at "
-        "every effect call of the clean run",
-    )
-    parser.add_argument(
-        "--sibling",
-        metavar="NAME:STATE",
-        default=None,
-        help=f"{read_by('sibling')}, with --hold: another tool call of the same model turn, and its state when the "
-        "held call is killed: NAME:finished (its effect call answered) or NAME:running (its effect call "
-        "held too, so both are in flight)",
-    )
-    parser.add_argument(
-        "--save",
-        action="append",
-        default=[],
-        metavar="NAME:N:STATE",
-        help=f"{read_by('saves')} (repeatable): a save the agent marks with plugpull.boundary(NAME), and how it must "
-        "stand when the held call is killed: NAME:N:withheld (its N-th save is held back until the kill, so it "
-        "never happens) or NAME:N:landed (the kill waits until N such saves finished); e.g. checkpoint-save:2:withheld",
-    )
-    parser.add_argument(
-        "--boundary",
-        action="append",
-        default=[],
-        metavar="WHICH",
-        help=f"{read_by('boundaries')}: the boundaries to kill at (repeatable): a place in the clean run's list (7), "
-        "a label ('model-call 2', 'effect refund 1'), a name (model-call) or 'effect'; default: every boundary",
-    )
-    parser.add_argument(
-        "--random-kills",
-        type=int,
-        default=0,
-        metavar="N",
-        help=f"{read_by('random_kills')}: N kills at uniformly random moments between the clean run's first and "
-        "last boundary, with where each landed (alone, instead of the aimed kills; with --point before/after, as "
-        "well); prints the seed that replays them",
-    )
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        metavar="S",
-        help=f"{read_by('seed')}, with --random-kills: draw the random kills from seed S (a whole number >= 0), "
-        "to replay the kills of an earlier run; default: a new seed, printed",
-    )
+    aim.add_options(parser, read_by)  # where the fault lands: --hold, --sibling, --save, --boundary, ...
     parser.add_argument("--json", action="store_true", help='print {"schema": 3, "results": [...]}')
     parser.add_argument("--strict", action="store_true", help="exit 1 when any result is FAIL")
     parser.add_argument(
@@ -223,26 +168,12 @@ def build_parser() -> ArgParser:
     return parser
 
 
-#: The options a scenario reads besides the common ones (Settings field -> argparse attribute, flag):
-#: the CLI refuses each one unless a selected scenario reads it (Scenario.options, holds_calls).
-OPTIONS = {
-    "hold": ("hold", "--hold"),
-    "sibling": ("sibling", "--sibling"),
-    "saves": ("save", "--save"),
-    "boundaries": ("boundary", "--boundary"),
-    "random_kills": ("random_kills", "--random-kills"),
-    "seed": ("seed", "--seed"),
-    "every_effect": ("first_effect", "--first-effect"),
-}
-
-#: The common options that choose lines (argparse attribute, flag): with none of them and none of OPTIONS, the run
-#: is the default run (check_default_run).
+#: The common options that choose lines (argparse attribute, flag): with none of them, no aim (plugpull.aim.FLAGS)
+#: and no scenario's own option, the run is the default run (check_default_run).
 SELECTING = (("target", "--target"), ("agent", "--agent"), ("scenario", "--scenario"), ("point", "--point"))
 
 #: Whole-number and positive options: (attribute, least value, the one-line error).
 RANGES = (
-    ("random_kills", 0, "--random-kills must be a whole number >= 0"),
-    ("seed", 0, "--seed must be a whole number >= 0"),
     ("repeat", 1, "--repeat must be a whole number >= 1"),
     ("jobs", 1, "--jobs must be a whole number >= 1"),
 )
@@ -250,17 +181,13 @@ RANGES = (
 
 def check_ranges(args: argparse.Namespace) -> None:
     """The range checks, once for every selection."""
+    aim.check_ranges(args)
     for attribute, least, message in RANGES:
         value = getattr(args, attribute, least)
         if value is not None and value < least:
             raise UsageError(message)
     if not 0 < args.timeout < float("inf"):  # nan fails both comparisons
         raise UsageError("--timeout must be a positive number of seconds")
-
-
-def given(args: argparse.Namespace, option: str) -> bool:
-    value = getattr(args, OPTIONS[option][0], None)
-    return value is not None if option == "seed" else bool(value)  # --seed 0 is a seed
 
 
 def select_targets(args: argparse.Namespace) -> list[targets_mod.Target]:
@@ -277,7 +204,7 @@ def selecting(args: argparse.Namespace) -> list[str]:
     """The options given that choose lines themselves (a target, a scenario, a point, a scenario's option)."""
     flags = [flag for attribute, flag in SELECTING if getattr(args, attribute, None)]
     owned = [scenario.flag(name) for scenario in REGISTRY for name in scenario.options_given(args)]
-    return flags + [OPTIONS[option][1] for option in OPTIONS if given(args, option)] + owned
+    return flags + [f.flag for f in aim.given(args)] + owned
 
 
 def check_default_run(args: argparse.Namespace) -> None:
@@ -314,7 +241,7 @@ def selected_scenario(args: argparse.Namespace) -> Scenario | None:
     """``--scenario``, or the scenario an option given without it selects (``Scenario.selected_by``)."""
     if args.scenario is None:
         for scenario in REGISTRY:
-            if any(given(args, option) for option in scenario.selected_by):
+            if any(aim.flag_of(option).given(args) for option in scenario.selected_by):
                 args.scenario = scenario.name
     return None if args.scenario is None else REGISTRY[args.scenario]
 
@@ -396,23 +323,11 @@ def targets_with(scenario: Scenario) -> list[str]:
 def check_options(args: argparse.Namespace, chosen: list[targets_mod.Target]) -> list[targets_mod.Target]:
     """The options that apply to every selection; the chosen targets back when they are valid."""
     scenarios = [REGISTRY[name] for name in dict.fromkeys(t.scenario for t in chosen)]
-    for option in OPTIONS:
-        if given(args, option):
-            check_applies(option, scenarios)
+    for flag in aim.given(args):
+        check_applies(flag, scenarios)
     args.scenario_options = own_options(args, scenarios)
-    holds = [parse_hold(spec) for spec in getattr(args, "hold", None) or []]
-    args.holds = tuple(dict.fromkeys(holds))
-    args.hold = args.holds[0] if len(args.holds) == 1 else None
-    check_holds(args, scenarios)
-    if getattr(args, "seed", None) is not None and not getattr(args, "random_kills", 0):
-        raise UsageError("--seed needs --random-kills N: it seeds the random kills")
-    if getattr(args, "random_kills", 0) and getattr(args, "seed", None) is None:
-        import secrets
-
-        args.seed = secrets.randbelow(1_000_000)  # short enough to type back as --seed
-    if getattr(args, "sibling", None) is not None:
-        args.sibling = parse_sibling(args.sibling, args.hold)
-    args.save = tuple(parse_save(spec) for spec in getattr(args, "save", None) or [])
+    check_holds(aim.held_calls(args), scenarios)
+    args.aim = aim.from_args(args)
     points = list(getattr(args, "point", None) or [])
     for scenario in scenarios:
         points = scenario.points_for(points, settings_of(args))
@@ -446,32 +361,28 @@ def own_options(args: argparse.Namespace, scenarios: list[Scenario]) -> dict[str
     return owned
 
 
-def check_holds(args: argparse.Namespace, scenarios: list[Scenario]) -> None:
+def check_holds(holds: tuple[tuple[str, int], ...], scenarios: list[Scenario]) -> None:
     """A repeated --hold makes one line per held call: only the scenarios that read ``holds`` run such lines."""
-    if len(args.holds) > 1:
+    if len(holds) > 1:
         single = [s.name for s in scenarios if s.holds_calls and "holds" not in s.read_options]
         if single:
             raise UsageError(
-                f"--hold given {len(args.holds)} times: only {read_by('holds')} runs one line per held call; "
+                f"--hold given {len(holds)} times: only {read_by('holds')} runs one line per held call; "
                 f"{', '.join(single)} holds one (give --hold once)"
             )
-        if getattr(args, "sibling", None) is not None:
-            raise UsageError("--sibling needs exactly one --hold: the call killed beside the sibling")
-    if args.holds and getattr(args, "first_effect", False):
-        raise UsageError("--first-effect and --hold both choose the held call: give one")
 
 
-def check_applies(option: str, scenarios: list[Scenario]) -> None:
+def check_applies(flag: aim.Flag, scenarios: list[Scenario]) -> None:
     """An option no selected scenario reads is bad input: it would change nothing."""
+    option = flag.field
     if any(option in s.read_options for s in scenarios):
         return
-    flag = OPTIONS[option][1]
     refusing = next((s for s in scenarios if option in s.refuses), None)
     if refusing is not None:
-        raise UsageError(f"{flag} does not apply to {refusing.name} ({refusing.refuses[option]})")
+        raise UsageError(f"{flag.flag} does not apply to {refusing.name} ({refusing.refuses[option]})")
     readers = [s.name for s in REGISTRY if option in s.read_options]
     raise UsageError(
-        f"{flag} applies to {', '.join(readers)}; no selected target runs {'one' if len(readers) > 1 else 'it'}"
+        f"{flag.flag} applies to {', '.join(readers)}; no selected target runs {'one' if len(readers) > 1 else 'it'}"
     )
 
 
@@ -481,57 +392,9 @@ def settings_of(args: argparse.Namespace) -> Settings:
         timeout=args.timeout,
         keep_workdir=getattr(args, "keep_workdir", False),
         workdir_root=args.workdir,
-        hold=getattr(args, "hold", None),
-        holds=tuple(getattr(args, "holds", ()) or ()),
-        every_effect=not getattr(args, "first_effect", False),
-        sibling=getattr(args, "sibling", None),
-        saves=tuple(getattr(args, "save", ()) or ()),
-        boundaries=tuple(getattr(args, "boundary", ()) or ()),
-        random_kills=getattr(args, "random_kills", 0) or 0,
-        seed=getattr(args, "seed", None),
+        aim=getattr(args, "aim", None) or Aim(),
         options=dict(getattr(args, "scenario_options", None) or {}),
     )
-
-
-def parse_hold(spec: str) -> tuple[str, int]:
-    """``NAME[:N]`` -> (NAME, N): hold the N-th call of effect NAME (N counts from 1)."""
-    name, sep, nth = spec.rpartition(":")
-    if not sep:
-        name, nth = spec, "1"
-    if not name or not nth.isdigit() or int(nth) < 1:
-        raise UsageError(f"--hold {spec!r}: expected NAME or NAME:N with N a whole number >= 1, e.g. charge_card:2")
-    return name, int(nth)
-
-
-def parse_sibling(spec: str, hold: tuple[str, int] | None) -> tuple[str, str]:
-    """``NAME:STATE`` -> (NAME, STATE), STATE one of provider.SIBLING_STATES; needs a --hold of another name."""
-    from plugpull.provider import SIBLING_STATES
-
-    name, sep, state = spec.rpartition(":")
-    if not sep or not name or state not in SIBLING_STATES:
-        raise UsageError(
-            f"--sibling {spec!r}: expected NAME:STATE with STATE one of {', '.join(SIBLING_STATES)}, "
-            "e.g. send_email:finished"
-        )
-    if hold is None:
-        raise UsageError("--sibling needs --hold NAME: the call the kill lands in, beside the sibling")
-    if name == hold[0]:
-        raise UsageError(f"--sibling {spec!r}: the sibling must be another effect than --hold {hold[0]}")
-    return name, state
-
-
-def parse_save(spec: str) -> tuple[str, int, str]:
-    """``NAME:N:STATE`` -> (NAME, N, STATE), STATE one of provider.SAVE_STATES, N a whole number >= 1."""
-    from plugpull.provider import SAVE_STATES
-
-    rest, _, state = spec.rpartition(":")
-    name, _, nth = rest.rpartition(":")
-    if not name or not nth.isdigit() or int(nth) < 1 or state not in SAVE_STATES:
-        raise UsageError(
-            f"--save {spec!r}: expected NAME:N:STATE with N a whole number >= 1 and STATE one of "
-            f"{', '.join(SAVE_STATES)}, e.g. checkpoint-save:2:withheld"
-        )
-    return name, int(nth), state
 
 
 def check_writable_dir(path: str) -> None:
@@ -609,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         targets = select_targets(args)  # validate every input before anything runs
         if getattr(args, "random_kills", 0):
             print(
-                f"plugpull: random kills drawn with --seed {args.seed} (give it again to replay the same kills)",
+                f"plugpull: random kills drawn with --seed {args.aim.seed} (give it again to replay the same kills)",
                 file=sys.stderr,
             )
         started = datetime.now(timezone.utc)

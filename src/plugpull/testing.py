@@ -182,7 +182,6 @@ def kill_points(
     When the clean run fails, one point ``every point`` runs the agent as given, so the ERROR shows in the
     test, not at collection. Bad options raise :class:`plugpull.arguments.UsageError`.
     """
-    from dataclasses import replace
 
     from plugpull import cli
     from plugpull.scenarios import Runtime
@@ -200,7 +199,7 @@ def kill_points(
     target = mapping.adopt(targets[0], REGISTRY.get(name))
     settings = cli.settings_of(args)
     if name == "kill-mid-tool":
-        settings = replace(settings, boundaries=("effect",))
+        settings = settings.aimed(boundaries=("effect",))
     with Runtime() as runtime:
         lines = mapping.expand(target, ["before", "after"], settings, runtime)
     found = []

@@ -153,7 +153,7 @@ def test_every_boundary_takes_its_boundaries_from_a_finding_but_not_the_notebook
     from plugpull.report.kernel.notebook import finding_scenario
 
     shape = finding_scenario({"boundaries": ["model-call 2"], "seed": 0})
-    assert shape.finding_settings({"boundaries": ["model-call 2"], "seed": 0}) == {"boundaries": ("model-call 2",)}
+    assert shape.finding_aim({"boundaries": ["model-call 2"], "seed": 0}) == {"boundaries": ("model-call 2",)}
     assert shape.finding_forks
 
 

@@ -78,7 +78,7 @@ def interrupt(target: Target, point: str, settings: Settings, runtime: Runtime, 
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         channel.phase = "start"
-        channel.provider.arm(point.removeprefix("interrupted-"), hold=settings.hold)
+        channel.provider.arm(point.removeprefix("interrupted-"), hold=settings.aim.hold)
         started = runtime.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
         spawned.append(started)
         if isinstance(started, Running):

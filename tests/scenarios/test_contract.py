@@ -2,7 +2,7 @@
 the registry's defaults render results of scenarios it does not know; Settings holds options only."""
 
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -94,7 +94,7 @@ def test_a_sound_scenario_is_registered_and_found_by_name():
         ({"kill_and_recover": ("start",)}, "kill_and_recover needs the killed phase and the recovering one"),
         ({"Options": Unfrozen}, "Options must be a frozen dataclass"),
         ({"Options": Bare}, "option 'colour' needs a flag and a help line"),
-        ({"Options": Shadowing}, "option 'timeout' is a Settings field already"),
+        ({"Options": Shadowing}, "option 'timeout' is a Settings or an Aim field already"),
     ],
 )
 def test_a_scenario_that_breaks_the_contract_is_refused_when_registered(attributes, says):
@@ -147,7 +147,7 @@ def test_settings_hold_options_only_and_the_runtime_holds_what_a_run_builds():
     settings = Settings(timeout=5)
     with pytest.raises(AttributeError):
         settings.forks = object()  # fork servers are the Runtime's
-    assert replace(settings, hold=("refund", 1)).hold == ("refund", 1)
+    assert settings.aimed(hold=("refund", 1)).aim.hold == ("refund", 1) and settings.aim.hold is None
     runtime, computed = Runtime(), []
 
     def compute():

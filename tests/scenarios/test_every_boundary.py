@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from plugpull import suite
+from plugpull.aim import Aim
 from plugpull.forkserver import ForkServers
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
@@ -91,13 +92,13 @@ def test_the_map_finds_exactly_the_unsafe_boundaries_of_the_fake_framework():
 
 
 def test_boundary_picks_lines_by_place_label_or_name():
-    settings = Settings(timeout=30, boundaries=("3", "model-call"))
+    settings = Settings(timeout=30, aim=Aim(boundaries=("3", "model-call")))
     results = run_scenario(boundary_framework("plain"), ["after"], settings=settings)
     assert [r.point for r in results] == ["after model-call 1", "after effect refund 1", "after model-call 2"]
 
 
 def test_a_boundary_that_matches_nothing_is_one_error_naming_the_clean_runs_boundaries():
-    settings = Settings(timeout=30, boundaries=("tool-call",))
+    settings = Settings(timeout=30, aim=Aim(boundaries=("tool-call",)))
     [result] = run_scenario(boundary_framework("plain"), ["after"], settings=settings)
     assert result.verdict is Verdict.ERROR
     assert "--boundary tool-call matched no boundary of the clean run: model-call 1, checkpoint-save 1" in (
@@ -106,7 +107,7 @@ def test_a_boundary_that_matches_nothing_is_one_error_naming_the_clean_runs_boun
 
 
 def test_a_double_crash_kills_resume_at_the_same_boundary_then_resumes_again():
-    settings = Settings(timeout=30, boundaries=("effect refund 1", "model-call 1"))
+    settings = Settings(timeout=30, aim=Aim(boundaries=("effect refund 1", "model-call 1")))
     results = run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
     by_point = {r.point: r for r in results}
     twice = by_point["after-twice effect refund 1"]
@@ -121,11 +122,11 @@ def test_a_double_crash_kills_resume_at_the_same_boundary_then_resumes_again():
 
 
 def test_a_double_crash_whose_resume_passes_no_such_boundary_says_no_second_kill():
-    settings = Settings(timeout=30, boundaries=("model-call 2",))
+    settings = Settings(timeout=30, aim=Aim(boundaries=("model-call 2",)))
     [result] = run_scenario(boundary_framework("lose-answer"), ["before-twice"], settings=settings)
     # Resume from "refunded" makes one model call, its first: killed before it, then resumed again.
     assert result.evidence["second_reached"] is True
-    settings = Settings(timeout=30, boundaries=("checkpoint-save 3",))
+    settings = Settings(timeout=30, aim=Aim(boundaries=("checkpoint-save 3",)))
     [after] = run_scenario(boundary_framework("plain"), ["after-twice"], settings=settings)
     assert after.verdict is Verdict.PASS
     assert after.message.endswith("(resume passed no checkpoint-save boundary: no second kill)")
@@ -133,7 +134,7 @@ def test_a_double_crash_whose_resume_passes_no_such_boundary_says_no_second_kill
 
 
 def test_random_kills_say_where_each_landed_and_are_judged_like_aimed_ones():
-    settings = Settings(timeout=30, random_kills=4)
+    settings = Settings(timeout=30, aim=Aim(random_kills=4))
     results = run_scenario(boundary_framework("plain"), ["random"], settings=settings, jobs=2)
     assert [r.point for r in results] == ["random 1", "random 2", "random 3", "random 4"]
     for r in results:
@@ -149,7 +150,7 @@ def test_random_kills_say_where_each_landed_and_are_judged_like_aimed_ones():
 
 def random_kills(seed: int) -> list:
     """Three random kills of the slow agent from ``seed``, each run with its own clean run."""
-    settings = Settings(timeout=30, random_kills=3, seed=seed)
+    settings = Settings(timeout=30, aim=Aim(random_kills=3, seed=seed))
     return run_scenario(boundary_framework("slow"), ["random"], settings=settings)
 
 
@@ -187,6 +188,6 @@ def test_a_random_kill_fail_names_the_aimed_kill_that_reproduces_it_alone():
         f"plugpull --agent '{command}' --scenario every-boundary --boundary 'effect refund 1' --point after"
     )
     # Run alone, the aimed kill fails the same way.
-    settings = Settings(timeout=30, boundaries=("effect refund 1",))
+    settings = Settings(timeout=30, aim=Aim(boundaries=("effect refund 1",)))
     [alone] = run_scenario(boundary_framework("slow"), ["after"], settings=settings)
     assert alone.verdict is Verdict.FAIL and alone.message.startswith("effect duplicated: the provider saw 2 refund")

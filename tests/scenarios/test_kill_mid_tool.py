@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from forked_agents import forked_agent
+from plugpull.aim import Aim
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.kill_mid_tool import run_point
@@ -297,7 +298,7 @@ def two_tools(how: str) -> Target:
 
 @pytest.mark.parametrize("state", ["finished", "running"])
 def test_a_kill_beside_a_sibling_in_threads_is_proven_and_judged(state, agent_forks):
-    settings = Settings(timeout=30, hold=("charge", 1), sibling=("email", state))
+    settings = Settings(timeout=30, aim=Aim(hold=("charge", 1), sibling=("email", state)))
     result = run_point(two_tools("threads"), "after-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     sibling = result.evidence["sibling"]
@@ -307,7 +308,7 @@ def test_a_kill_beside_a_sibling_in_threads_is_proven_and_judged(state, agent_fo
 
 def test_a_sibling_that_runs_only_after_the_held_tool_is_an_error(agent_forks):
     # charge is held, and email comes only once charge returns: email can be neither finished nor running.
-    settings = Settings(timeout=1, hold=("charge", 1), sibling=("email", "running"))
+    settings = Settings(timeout=1, aim=Aim(hold=("charge", 1), sibling=("email", "running")))
     result = run_point(two_tools("sequential"), "before-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("sibling email never called record_effect while charge was held")
@@ -319,7 +320,7 @@ def background_saver(how: str) -> Target:
 
 def test_a_kill_while_a_background_save_is_withheld_fails_every_time(agent_forks):
     # The plan holding the charge's key is never saved: resume draws a new key and charges again.
-    settings = Settings(timeout=30, saves=(("plan-save", 1, "withheld"),))
+    settings = Settings(timeout=30, aim=Aim(saves=(("plan-save", 1, "withheld"),)))
     for _ in range(3):
         result = run_point(background_saver("background"), "after-effect", settings, Runtime(forks=agent_forks))
         assert result.verdict is Verdict.FAIL, (result.message, result.stderr)
@@ -330,7 +331,7 @@ def test_a_kill_while_a_background_save_is_withheld_fails_every_time(agent_forks
 
 
 def test_a_kill_once_the_background_save_landed_passes_every_time(agent_forks):
-    settings = Settings(timeout=30, saves=(("plan-save", 1, "landed"),))
+    settings = Settings(timeout=30, aim=Aim(saves=(("plan-save", 1, "landed"),)))
     for _ in range(3):
         result = run_point(background_saver("background"), "after-effect", settings, Runtime(forks=agent_forks))
         assert result.verdict is Verdict.PASS, (result.message, result.stderr)
@@ -339,7 +340,7 @@ def test_a_kill_once_the_background_save_landed_passes_every_time(agent_forks):
 
 
 def test_a_save_the_run_waits_for_cannot_be_withheld(agent_forks):
-    settings = Settings(timeout=2, saves=(("plan-save", 1, "withheld"),))
+    settings = Settings(timeout=2, aim=Aim(saves=(("plan-save", 1, "withheld"),)))
     result = run_point(background_saver("main-thread"), "after-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.ERROR
     assert result.message.endswith(
@@ -349,7 +350,7 @@ def test_a_save_the_run_waits_for_cannot_be_withheld(agent_forks):
 
 
 def test_a_save_the_agent_never_marks_is_an_error(agent_forks):
-    settings = Settings(timeout=2, saves=(("plan-save", 1, "withheld"),))
+    settings = Settings(timeout=2, aim=Aim(saves=(("plan-save", 1, "withheld"),)))
     result = run_point(background_saver("unmarked"), "after-effect", settings, Runtime(forks=agent_forks))
     assert result.verdict is Verdict.ERROR
     assert result.message.startswith("plan-save 1 was not withheld at the kill: its save had not begun")

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from plugpull import cli
+from plugpull.aim import Aim
 from plugpull.errors import UsageError
 from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 from plugpull.targets import BUILT_INS, Target
@@ -56,7 +57,7 @@ def test_every_boundary_kills_an_approval_agent_in_approve_and_a_kill_mid_tool_a
 
 
 def test_every_boundary_leaves_out_a_variant_aimed_at_a_save_and_refuses_a_store_target():
-    aimed = Target(name="a", argv=("a",), saves=(("checkpoint-save", 2, "withheld"),))
+    aimed = Target(name="a", argv=("a",), aim=Aim(saves=(("checkpoint-save", 2, "withheld"),)))
     assert REGISTRY.adopt("every-boundary", aimed) is None
     with pytest.raises(UsageError, match="has no kill-and-resume run \\(it is a lost-session-write target\\)"):
         REGISTRY.adopt("every-boundary", BUILT_INS["openai-agents"].variants[0])

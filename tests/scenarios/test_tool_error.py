@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from plugpull import suite
+from plugpull.aim import Aim
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.targets import agent
@@ -83,7 +84,9 @@ def test_a_finding_runs_parallel_one_raised_only_on_targets_with_two_calls_in_a_
     from plugpull.targets import Target
 
     one = Target(name="one", argv=("a",), scenario="tool-error")
-    two = Target(name="two", argv=("a",), scenario="tool-error", hold=("refund", 1), sibling=("send_email", "finished"))
+    two = Target(
+        name="two", argv=("a",), scenario="tool-error", aim=Aim(hold=("refund", 1), sibling=("send_email", "finished"))
+    )
     assert not _scenario_has("tool-error", "parallel-one-raised", one)
     assert _scenario_has("tool-error", "parallel-one-raised", two) and _scenario_has(
         "tool-error", "raise-after-effect", one

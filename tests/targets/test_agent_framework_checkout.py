@@ -18,6 +18,7 @@ import pytest
 import shared_forks
 from installed import requires
 from plugpull import run_scenario
+from plugpull.aim import Aim
 from plugpull.results import Verdict
 from plugpull.scenarios import Runtime, Settings
 from plugpull.scenarios.registry import REGISTRY
@@ -117,7 +118,7 @@ def test_the_built_in_target_runs_the_swap_and_the_control():
 def test_killed_before_the_first_checkpoint_resume_starts_the_run_over_from_its_input(name, boundary):
     # Nothing durable exists yet: run(checkpoint_id=...) would have nothing to restore, so the app runs
     # its input again (before, it exited 2 and the boundary map read the line as stuck).
-    settings = Settings(timeout=60, boundaries=(boundary,))
+    settings = Settings(timeout=60, aim=Aim(boundaries=(boundary,)))
     (result,) = run_scenario(
         REGISTRY.adopt("every-boundary", variant(name)), ["before"], settings=settings, runtime=RUNTIME
     )

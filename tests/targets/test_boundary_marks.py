@@ -8,6 +8,7 @@ clean run between tests that ask for the same one, as one every-boundary run sha
 import shared_forks
 from installed import requires
 from plugpull import boundaries, suite
+from plugpull.aim import Aim
 from plugpull.results import Verdict
 from plugpull.scenarios import Settings
 from plugpull.scenarios.every_boundary import clean_of
@@ -30,7 +31,7 @@ def test_langgraphs_clean_run_lists_model_calls_checkpoint_saves_and_the_refund(
     assert {"model-call 1", "model-call 2", "checkpoint-save 1", "pending-writes 1", "effect refund 1"} <= set(labels)
     assert labels.index("model-call 1") < labels.index("effect refund 1") < labels.index("model-call 2")
     # Killed after the first model call, LangGraph's own saver and invoke(None, config) finish the run.
-    settings.boundaries = ("model-call 1",)
+    settings.aim = Aim(boundaries=("model-call 1",))
     results = suite.run_scenario(target, ["after"], settings=settings, runtime=runtime)
     assert [r.verdict for r in results] == [Verdict.PASS], [r.message for r in results]
 
@@ -50,7 +51,7 @@ def test_langgraph_killed_before_its_first_checkpoint_is_recovered_by_submitting
     # Nothing of the run was saved: invoke(None, config) would raise EmptyInputError (by design,
     # langgraph/pregel/_loop.py); the example resubmits its input, as a correct app does.
     target = variant("langgraph", durability="sync", key="none")
-    settings = Settings(timeout=120, boundaries=("checkpoint-save 1",))
+    settings = Settings(timeout=120, aim=Aim(boundaries=("checkpoint-save 1",)))
     (result,) = suite.run_scenario(target, ["before"], settings=settings, runtime=forked)
     assert result.verdict is Verdict.PASS, (result.message, result.stderr)
     assert result.evidence["counts"] == {"refund": 1}
@@ -62,7 +63,7 @@ def test_the_openai_approval_app_applies_an_unsaved_approval_again_when_approve_
     # killed before its state-save, approve recorded nothing; the run is still paused and
     # recover approves paused.json again (a durable approval inbox redelivers), so the refund happens once.
     target = variant("openai-agents-approval", design="plain")
-    settings = Settings(timeout=120, boundaries=("state-save 1",))
+    settings = Settings(timeout=120, aim=Aim(boundaries=("state-save 1",)))
     results = suite.run_scenario(target, ["before", "after"], settings=settings, runtime=forked)
     assert [r.verdict for r in results] == [Verdict.PASS, Verdict.PASS], [r.message for r in results]
     assert all(r.evidence["counts"] == {"refund": 1} for r in results), [r.evidence["counts"] for r in results]
@@ -77,7 +78,7 @@ def test_fastaiagent_killed_after_its_run_end_marker_recovers_by_reading_the_fin
     settings, runtime = Settings(timeout=120), forked
     labels = [s.label for s in boundaries.steps_of(clean_of(target, settings, runtime).trace)]
     assert labels[-1] == "checkpoint-save 2", labels
-    settings.boundaries = ("checkpoint-save 2",)
+    settings.aim = Aim(boundaries=("checkpoint-save 2",))
     (result,) = suite.run_scenario(target, ["after"], settings=settings, runtime=runtime)
     assert result.verdict is Verdict.PASS, result.message
     assert result.evidence["golden"] == [{"status": "completed", "tool_results": ["refunded order A-1001"]}]

@@ -3,6 +3,7 @@
 import pytest
 
 from installed import requires
+from plugpull.aim import Aim
 from plugpull.rendering import held_call
 from plugpull.results import Verdict
 from plugpull.scenarios import Settings
@@ -17,7 +18,7 @@ AGENT = Target(name="agent", argv=python_module("plugpull.targets.langgraph_reac
 
 @pytest.mark.parametrize("point", ["before-effect", "after-effect"])
 def test_hold_charge_card_lands_the_kill_in_charge_card_whichever_tool_calls_first(point, forked):
-    result = run_point(AGENT, point, Settings(timeout=60, hold=("charge_card", 1)), forked)
+    result = run_point(AGENT, point, Settings(timeout=60, aim=Aim(hold=("charge_card", 1))), forked)
     assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
     assert result.evidence["held_name"] == "charge_card"
     assert held_call(result.evidence["calls"]) == "charge_card#1"

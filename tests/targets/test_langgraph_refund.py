@@ -99,4 +99,4 @@ def test_the_async_tool_call_id_line_aimed_at_the_model_steps_saves_is_a_verdict
     assert result.verdict.value == verdict, (result.message, result.stderr)
     assert len({c["key"] for c in result.evidence["calls"]}) == keys
     assert all(save["ready"] for save in result.evidence["saves"])
-    assert result.evidence["save_specs"] == ["{}:{}:{}".format(*s) for s in aimed(model_step).saves]
+    assert result.evidence["save_specs"] == ["{}:{}:{}".format(*s) for s in aimed(model_step).aim.saves]

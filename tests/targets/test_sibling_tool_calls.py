@@ -30,7 +30,7 @@ def test_the_kill_lands_in_charge_card_beside_the_sibling_in_the_asked_state(nam
     assert result.verdict is not Verdict.ERROR, (result.message, result.stderr)
     ev = result.evidence
     assert ev["held_name"] == "charge_card"
-    sibling, state = ev["sibling"], target.sibling[1]
+    sibling, state = ev["sibling"], target.aim.sibling[1]
     assert sibling["name"] == "send_email" and sibling["state"] == state and sibling["ready"]
     call = sibling["call"]
     # The sibling's call came from the killed process group, in start, before the kill.
@@ -65,7 +65,7 @@ def test_a_finished_send_email_is_sent_again_only_when_the_app_saved_before_it_r
     (target,) = [
         t
         for t in BUILT_INS["openai-agents-siblings"].variants
-        if t.options["approval"] == approval and t.sibling == ("send_email", "finished")
+        if t.options["approval"] == approval and t.aim.sibling == ("send_email", "finished")
     ]
     result = run_point(target, point, SETTINGS, forked)
     assert result.verdict is (Verdict.FAIL if emails == 2 else Verdict.PASS), (result.message, result.stderr)

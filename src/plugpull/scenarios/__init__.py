@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plugpull.aim import Aim
+
 if TYPE_CHECKING:
     from plugpull.evidence import Outcome
     from plugpull.forkserver import ForkServers
@@ -32,8 +34,9 @@ DEFAULT_TIMEOUT = 120.0
 class Settings:
     """The options a run was given (the CLI's, a notebook's, a test's): plain values, nothing running.
 
-    A scenario reads the first four; each reads the others it names in ``Scenario.options`` (or
-    ``holds_calls`` for ``hold``), and the CLI refuses an option that no selected scenario reads. A scenario's
+    A scenario reads the first four; of ``aim`` (plugpull.aim.Aim: where the fault lands) each reads the fields it names
+    in ``Scenario.options`` (or ``holds_calls`` for ``hold``), and the CLI refuses an option that no selected scenario
+    reads. A scenario's
     own options (``Scenario.Options``, fields made with :func:`option`) are in ``options``, by scenario name:
     ``Scenario.own(settings)`` reads them, its defaults where the run gave none. What a run builds as it goes
     (clean runs, fork servers) is its :class:`Runtime`'s.
@@ -43,21 +46,15 @@ class Settings:
     keep_workdir: bool = False
     workdir_root: str | None = None  # parent of each run's PLUGPULL_WORKDIR; None: the temp dir
     cwd: str | None = None  # where the target runs; the caller's directory by default
-    hold: tuple[str, int] | None = None  # --hold NAME:N: the call a kill point holds; None: the first call
-    # kill-mid-tool: --hold given more than once: one line per held call and point (the union); () none
-    holds: tuple[tuple[str, int], ...] = ()
-    # kill-mid-tool without --hold: kill at every effect call of the clean run (the CLI's default) or,
-    # False (--first-effect, and the library's default so the findings' runs stay as recorded), at the first
-    every_effect: bool = False
-    sibling: tuple[str, str] | None = None  # --sibling NAME:finished|running (provider.SIBLING_STATES)
-    # --save NAME:N:withheld|landed (repeatable, provider.SAVE_STATES): how saves the target marks stand at the kill
-    saves: tuple[tuple[str, int, str], ...] = ()
-    boundaries: tuple[str, ...] = ()  # every-boundary --boundary: places, labels or names; () every boundary
-    random_kills: int = 0  # every-boundary --random-kills N: N kills at random moments of the boundary window
-    seed: int | None = None  # every-boundary --seed S: the random kills' draws (None: unseeded, not replayable)
-    # power-loss --power-cut VARIANT (plugpull.powercut.durability.Variant): what the cut loses
+    aim: Aim = field(default_factory=Aim)  # where the fault lands: the held call, its sibling, the boundaries, ...
     # scenario name -> its Options (Scenario.Options): the options a scenario owns and adds itself (add_options)
     options: dict[str, Any] = field(default_factory=dict)
+
+    def aimed(self, **changes: Any) -> Settings:
+        """These settings with the aim's fields in ``changes`` replaced (``settings.aimed(hold=("refund", 1))``)."""
+        from dataclasses import replace
+
+        return replace(self, aim=replace(self.aim, **changes))
 
 
 def option(default: Any, flag: str, help: str, *, least: int | None = None, choices: tuple | None = None) -> Any:
@@ -73,9 +70,6 @@ def option(default: Any, flag: str, help: str, *, least: int | None = None, choi
 #: power-loss's --power-cut choices (its own option): plugpull.powercut.durability.Variant's values, named here so
 #: that choosing them imports no FUSE module.
 POWER_CUTS = ("unsynced", "torn", "namespace", "lazyfs")
-
-#: The Settings every scenario reads; a scenario's ``options`` name the others it reads.
-COMMON_SETTINGS = ("timeout", "keep_workdir", "workdir_root", "cwd")
 
 
 class Runtime:

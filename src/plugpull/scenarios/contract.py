@@ -27,10 +27,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, NamedTuple
 
+from plugpull.aim import FIELDS as AIM_FIELDS
 from plugpull.errors import ScenarioError, UsageError
 from plugpull.hints import call_summary, held_point
 from plugpull.results import Result
-from plugpull.scenarios import COMMON_SETTINGS, Runtime, Settings
+from plugpull.scenarios import Runtime, Settings
 from plugpull.targets import Target, agent
 
 
@@ -59,8 +60,8 @@ class Scenario:
     fault: ClassVar[str] = ""
     #: Its fault points hold one effect call in the provider (the held-call kill), so ``--hold`` chooses it.
     holds_calls: ClassVar[bool] = False
-    #: The other :class:`~plugpull.scenarios.Settings` it reads (beyond ``COMMON_SETTINGS`` and ``hold``):
-    #: the CLI refuses an option that no selected scenario reads.
+    #: The fields of a run's :class:`~plugpull.aim.Aim` it reads (beyond ``hold``, which ``holds_calls`` says): the
+    #: CLI refuses an option that no selected scenario reads.
     options: ClassVar[frozenset[str]] = frozenset()
     #: The options it owns, a frozen dataclass whose fields are made with :func:`plugpull.scenarios.option` (a default
     #: and a flag): :meth:`add_options` puts them on the command line, a notebook sets them by parameters named as the
@@ -114,9 +115,9 @@ class Scenario:
         the kernel's installed built-ins, as this scenario adopts them."""
         return None
 
-    def finding_settings(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
-        """The :class:`~plugpull.scenarios.Settings` fields a finding's parameters set for its lines: a parameter
-        named as a field this scenario reads (every-boundary's ``boundaries``), as a tuple when it is a list."""
+    def finding_aim(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The :class:`~plugpull.aim.Aim` fields a finding's parameters set for its lines: a parameter named as a
+        field this scenario reads (every-boundary's ``boundaries``), as a tuple when it is a list."""
         return {
             name: tuple(value) if isinstance(value, list) else value
             for name, value in parameters.items()
@@ -300,7 +301,7 @@ def verify(scenario: Scenario) -> None:
         problems.append("phases is empty")
     if scenario.kill_and_recover and len(scenario.kill_and_recover) < 2:
         problems.append("kill_and_recover needs the killed phase and the recovering one")
-    settings = {f.name for f in dataclasses.fields(Settings)} - set(COMMON_SETTINGS)
+    settings = set(AIM_FIELDS)
     if not set(scenario.options) <= settings - {"hold"}:
         problems.append(
             f"options {sorted(scenario.options)!r} must be among {sorted(settings - {'hold'})} (hold: holds_calls)"
@@ -343,7 +344,7 @@ def _options_problems(scenario: Scenario) -> list[str]:
     if not dataclasses.is_dataclass(options) or not options.__dataclass_params__.frozen:
         return ["Options must be a frozen dataclass"]
     problems = []
-    settings = {f.name for f in dataclasses.fields(Settings)}
+    settings = {f.name for f in dataclasses.fields(Settings)} | set(AIM_FIELDS)
     for f in dataclasses.fields(options):
         meta = f.metadata
         if not str(meta.get("flag", "")).startswith("--") or not meta.get("help"):
@@ -351,7 +352,7 @@ def _options_problems(scenario: Scenario) -> list[str]:
         elif f.default is dataclasses.MISSING:
             problems.append(f"option {f.name!r} needs a default")
         if f.name in settings:
-            problems.append(f"option {f.name!r} is a Settings field already")
+            problems.append(f"option {f.name!r} is a Settings or an Aim field already")
     return problems
 
 

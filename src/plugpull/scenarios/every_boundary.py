@@ -51,7 +51,7 @@ def expand(target: Target, points: list[str], settings: Settings, runtime: Runti
     boundary, the points stay as they are and each line reports that ERROR.
     """
     clean = clean_of(target, settings, runtime or Runtime())
-    steps, unmatched = boundaries.selected(boundaries.steps_of(clean.trace), list(settings.boundaries))
+    steps, unmatched = boundaries.selected(boundaries.steps_of(clean.trace), list(settings.aim.boundaries))
     lines: list[str] = []
     aimed = [p for p in points if p != "random"]
     if aimed:
@@ -60,7 +60,7 @@ def expand(target: Target, points: list[str], settings: Settings, runtime: Runti
         else:
             lines.extend(f"{p} {s.label}" for s in steps for p in aimed)
     if "random" in points:
-        lines.extend(f"random {i}" for i in range(1, max(settings.random_kills, 1) + 1))
+        lines.extend(f"random {i}" for i in range(1, max(settings.aim.random_kills, 1) + 1))
     return lines
 
 
@@ -157,9 +157,9 @@ def _unmatched(point: str, settings: Settings, steps: list[boundaries.Step]) -> 
     listed = ", ".join(s.label for s in steps[:12]) + (" ..." if len(steps) > 12 else "")
     if not steps:
         return checks.error("the clean run passed no boundary (no record_effect, no plugpull.boundary)", show="clean")
-    if settings.boundaries:
+    if settings.aim.boundaries:
         return checks.error(
-            f"--boundary {', '.join(settings.boundaries)} matched no boundary of the clean run: {listed}", show=""
+            f"--boundary {', '.join(settings.aim.boundaries)} matched no boundary of the clean run: {listed}", show=""
         )
     return checks.error(f"{point}: no such boundary in the clean run: {listed}", show="")
 
@@ -260,7 +260,7 @@ def kill_at_random(
         ev.start = running
         return
     ev.killed_at = None
-    drawn = draw_kill(settings.seed, kill, ev.clean.trace)
+    drawn = draw_kill(settings.aim.seed, kill, ev.clean.trace)
     ev.boundary = drawn
     deadline = time.monotonic() + settings.timeout
     anchored_at = None
@@ -345,7 +345,7 @@ class EveryBoundary(KillAndRecover):
 
     line = staticmethod(run_point)
 
-    def finding_settings(self, parameters) -> dict:
+    def finding_aim(self, parameters) -> dict:
         """Only ``boundaries``: a notebook's ``seed`` is the order its lines run in, not the random kills' draws."""
         return {"boundaries": tuple(parameters.get("boundaries") or ())}
 
@@ -353,7 +353,7 @@ class EveryBoundary(KillAndRecover):
         return expand(target, list(points), settings, runtime)
 
     def points_for(self, points, settings: Settings) -> list[str]:
-        if settings.random_kills:
+        if settings.aim.random_kills:
             return [*points, "random"] if points else ["random"]
         if "random" in points:
             raise UsageError("--point random needs --random-kills N")
@@ -362,7 +362,7 @@ class EveryBoundary(KillAndRecover):
     def aimed_elsewhere(self, target: Target) -> bool:
         """Only one aimed at a save is left out: the map holds every boundary in turn itself, so it would map its
         plain sibling's run again."""
-        return bool(target.saves)
+        return bool(target.aim.saves)
 
     def shown_point(self, result: Result) -> str:
         """``boundary 7/12 after model-call 2``; a random kill with where it landed (``random 3: between ...``)."""

@@ -47,7 +47,7 @@ class KillAndRecover(Scenario):
     def aimed_elsewhere(self, target: Any) -> bool:
         """A variant aimed at what this scenario does not hold (a save, a sibling call): it runs the same command as
         its plain sibling, so it would be that line again."""
-        return bool(target.saves or target.sibling)
+        return bool(target.aim.saves or target.aim.sibling)
 
 
 @dataclass

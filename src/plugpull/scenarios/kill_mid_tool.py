@@ -111,12 +111,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
     settings = settings or Settings()
     runtime = runtime or Runtime()
-    if settings.hold is None and target.hold is not None:
-        # A sibling target's own hold and sibling state; --hold/--sibling replace both.
-        settings = replace(settings, hold=target.hold, sibling=target.sibling)
-    if not settings.saves and target.saves:
-        # An aimed target's own saves; --save replaces them.
-        settings = replace(settings, saves=target.saves)
+    # A sibling target's own hold and sibling state (--hold/--sibling replace both), an aimed target's own saves
+    # (--save replaces them).
+    settings = replace(settings, aim=settings.aim.over(target.aim))
     began = time.monotonic()
     ev = KillEvidence(**steps.killed_line(point, settings), **steps.held_specs(settings, KillEvidence))
     ev.clean = clean_run(target, settings, runtime)
@@ -150,10 +147,10 @@ def run_faulted(
         # A server the kill spares (Target.sidecar): up before start, stopped after resume.
         with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
             channel.phase = "start"
-            channel.provider.arm(point, hold=settings.hold, sibling=settings.sibling, saves=settings.saves)
+            channel.provider.arm(point, hold=settings.aim.hold, sibling=settings.aim.sibling, saves=settings.aim.saves)
             # A save is seen only through the target's boundary marks, which it sends only when asked to
             # (client.BOUNDARIES_ENV): only start, the phase whose saves are held or waited for.
-            start_env = {**env, BOUNDARIES_ENV: "1"} if settings.saves else env
+            start_env = {**env, BOUNDARIES_ENV: "1"} if settings.aim.saves else env
             started = runtime.spawn([*target.argv, "start"], env=start_env, cwd=settings.cwd)
             spawned.append(started)
             run_start(channel, started, ev, settings.timeout)
@@ -188,13 +185,13 @@ class KillMidTool(Scenario):
         point, _, held = point.partition(" ")
         if held:  # a line of expand(): "after-effect charge_card:2" holds that call
             name, _, nth = held.rpartition(":")
-            settings = replace(settings, hold=(name, int(nth)), holds=())
+            settings = settings.aimed(hold=(name, int(nth)), holds=())
         return [run_point(target, point, settings, runtime)]
 
     def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
         """One line per held call and point: "before-effect charge_card:1", ....
 
-        The calls are the repeated ``--hold``s, or without ``--hold`` (``settings.every_effect``)
+        The calls are the repeated ``--hold``s, or without ``--hold`` (``settings.aim.every_effect``)
         each effect call of the clean run in order; each call's lines come together, before then
         after. A target aimed at one call (its own hold, a sibling, saves placed around its first
         call) and a clean run with one effect call keep one line per point.
@@ -207,10 +204,17 @@ class KillMidTool(Scenario):
 
 def held_calls(target: Target, settings: Settings, runtime: Runtime) -> list[tuple[str, int]]:
     """The calls ``expand`` makes lines for: (NAME, N) each; [] for the points as they are."""
-    if len(settings.holds) > 1:
-        return list(settings.holds)
-    aimed = settings.hold or settings.holds or target.hold or settings.sibling or settings.saves or target.saves
-    if aimed or not settings.every_effect:
+    if len(settings.aim.holds) > 1:
+        return list(settings.aim.holds)
+    aimed = (
+        settings.aim.hold
+        or settings.aim.holds
+        or target.aim.hold
+        or settings.aim.sibling
+        or settings.aim.saves
+        or target.aim.saves
+    )
+    if aimed or not settings.aim.every_effect:
         return []
     clean = clean_run(target, settings, runtime)
     if (

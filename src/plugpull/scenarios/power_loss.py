@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from plugpull import boundaries, checks, reaper
@@ -141,8 +141,8 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     side, _, label = point.partition(" ")
     if side not in POINTS:
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
-    if settings.hold is None and target.hold is not None:
-        settings = replace(settings, hold=target.hold)
+    if settings.aim.hold is None and target.aim.hold is not None:
+        settings = settings.aimed(hold=target.aim.hold)
     began = time.monotonic()
     ev = PowerLossEvidence(
         **steps.killed_line(point, settings),
@@ -189,7 +189,7 @@ def run_faulted(
             killed_phase, recovery = target.phases[-2], target.phases[-1]
             ev.recovery = recovery
             if step is None:
-                channel.provider.arm(ev.point, hold=settings.hold)
+                channel.provider.arm(ev.point, hold=settings.aim.hold)
             else:
                 channel.provider.arm_step(step.kind, step.name, step.n, ev.side)
             started = steps.spawn_phase(runtime, [*target.argv, killed_phase], "start", channel, env, settings, spawned)
@@ -269,7 +269,7 @@ class PowerLoss(KillAndRecover):
         aimed = [p for p in points if p in BOUNDARY_POINTS]
         lines = [p for p in points if p not in BOUNDARY_POINTS]
         if aimed:
-            lines += boundary_lines.expand(target, aimed, replace(settings, random_kills=0), runtime)
+            lines += boundary_lines.expand(target, aimed, settings.aimed(random_kills=0), runtime)
         return lines
 
     def shown_point(self, result: Result) -> str:

@@ -186,7 +186,7 @@ def race(channel: Channel, spawn, finish, ev: ApprovalEvidence, settings: Settin
 def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_point: str, settings: Settings) -> None:
     """approve with the provider holding the tool's effect call at ``kill_point``; kill; recover."""
     channel.phase = "approve"
-    channel.provider.arm(kill_point, hold=settings.hold)
+    channel.provider.arm(kill_point, hold=settings.aim.hold)
     running = spawn("approve")
     killed = kill_at_held_call(channel, running, settings.timeout)
     ev.approvals = [ApprovalRun(outcome=killed.outcome, effect_calls=calls_from(channel, running))]

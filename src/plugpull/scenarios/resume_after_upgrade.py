@@ -45,7 +45,7 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     began = time.monotonic()
     # The sibling is kill-mid-tool's: an upgrade line holds one call, and its saves.
     ev = UpgradeEvidence(
-        **steps.killed_line(point, settings), **steps.held_specs(replace(settings, sibling=None), UpgradeEvidence)
+        **steps.killed_line(point, settings), **steps.held_specs(settings.aimed(sibling=None), UpgradeEvidence)
     )
     ev.clean = clean_run(target, settings, runtime)
     ev.clean_resume = clean_run(replace(target, argv=target.resume_argv), settings, runtime)
@@ -132,7 +132,9 @@ class ResumeAfterUpgrade(Scenario):
             chosen += mine
             said.append(f"{name}: {len(mine)} variant(s), start under {from_python}, resume here ({sys.executable})")
         if not chosen:
-            raise RuntimeError(f"none of {', '.join(names)} can run here: this environment has none of their frameworks")
+            raise RuntimeError(
+                f"none of {', '.join(names)} can run here: this environment has none of their frameworks"
+            )
         return chosen, said
 
     def adopt(self, target: Target, source: Scenario | None) -> Target | None:

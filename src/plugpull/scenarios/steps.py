@@ -60,11 +60,7 @@ def held_specs(settings: Settings, evidence: type) -> dict[str, Any]:
     them ``evidence`` (a dataclass) has fields for."""
     import dataclasses
 
-    specs = {
-        "hold": None if settings.hold is None else "{}:{}".format(*settings.hold),
-        "sibling_spec": None if settings.sibling is None else "{}:{}".format(*settings.sibling),
-        "save_specs": ["{}:{}:{}".format(*save) for save in settings.saves],
-    }
+    specs = settings.aim.specs()
     has = {f.name for f in dataclasses.fields(evidence)}
     return {name: value for name, value in specs.items() if name in has}
 

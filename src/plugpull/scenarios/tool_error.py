@@ -67,12 +67,12 @@ MESSAGES = {"ToolFault": "{name}: connection reset by peer", "ToolTimeout": "{na
 
 def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) -> Result:
     side, fault = FAULTS[point]
-    if settings.hold is None and target.hold is not None:
-        settings = replace(settings, hold=target.hold, sibling=target.sibling)
+    if settings.aim.hold is None and target.aim.hold is not None:
+        settings = settings.aimed(hold=target.aim.hold, sibling=target.aim.sibling)
     # parallel-one-raised waits for the sibling call to be answered before the held one raises; the other points
     # fault the held call alone.
-    sibling = settings.sibling
-    settings = replace(settings, sibling=(sibling[0], "finished") if point == PARALLEL and sibling else None)
+    sibling = settings.aim.sibling
+    settings = settings.aimed(sibling=(sibling[0], "finished") if point == PARALLEL and sibling else None)
     began = time.monotonic()
     ev = ToolErrorEvidence(
         point=point,
@@ -86,7 +86,7 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
     ev.golden = list(ev.clean.results)
     ev.result_ignore = result_ignore(target, ev.clean.announced)
     announced, kept = list(ev.clean.announced), None
-    if checks.check_clean_run(ev) is None and not (point == PARALLEL and settings.sibling is None):
+    if checks.check_clean_run(ev) is None and not (point == PARALLEL and settings.aim.sibling is None):
         announced, kept = run_faulted(target, settings, runtime, ev)
     judgement = settle(checks.judge_tool_error(ev), runtime, (NAME, *clean_key(target, settings)), point, target=target)
     shown = steps.shown_outcome(judgement, ev, fail_phase=ev.finished_by)
@@ -101,7 +101,7 @@ def run_faulted(
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
-            channel.provider.arm(ev.side, hold=settings.hold, sibling=settings.sibling)
+            channel.provider.arm(ev.side, hold=settings.aim.hold, sibling=settings.aim.sibling)
             started = steps.spawn_phase(runtime, [*target.argv, "start"], "start", channel, env, settings, spawned)
             if isinstance(started, Running):
                 wait_for_held(channel.provider, started, time.monotonic() + settings.timeout)
@@ -199,20 +199,20 @@ class ToolError(Scenario):
         raises)."""
         if source is not None and source.name == NAME:
             return target
-        if source is None or source.kill_and_recover != self.phases or target.saves:
+        if source is None or source.kill_and_recover != self.phases or target.aim.saves:
             return None
-        if target.sibling is not None and target.sibling[1] != "finished":
+        if target.aim.sibling is not None and target.aim.sibling[1] != "finished":
             return None
         return replace(target, scenario=NAME)
 
     def has_line(self, target: Target, point: str) -> bool:
-        return point != PARALLEL or target.sibling is not None
+        return point != PARALLEL or target.aim.sibling is not None
 
     def expand(self, target: Target, points, settings: Settings, runtime: Runtime) -> list[str]:
         """parallel-one-raised only for a target whose model asks for two tools in one turn (its own sibling or
         --sibling); asked of a one-tool target it is its line's ERROR. Such a target runs it by default."""
         points = list(points)
-        two = target.sibling is not None or settings.sibling is not None
+        two = target.aim.sibling is not None or settings.aim.sibling is not None
         if two and PARALLEL not in points and tuple(points) == self.default_points:
             points.append(PARALLEL)
         return points

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from plugpull.aim import Aim
 from plugpull.notes import Note
 
 
@@ -43,13 +44,9 @@ class Target:
     # resume-after-upgrade: the command that resumes, in the other environment (release B); ``argv``
     # starts the run on release A. Empty for every other scenario.
     resume_argv: tuple[str, ...] = ()
-    # kill-mid-tool with sibling tool calls: the effect the kill holds and the other tool
-    # call's state at the kill, unless --hold/--sibling say otherwise.
-    hold: tuple[str, int] | None = None
-    sibling: tuple[str, str] | None = None
-    # kill-mid-tool aimed at a background save: (NAME, N, "withheld"|"landed") each, the
-    # target's own --save (provider.SAVE_STATES); --save replaces them.
-    saves: tuple[tuple[str, int, str], ...] = ()
+    # Where a variant's own fault lands (plugpull.aim.Aim): a sibling target's held call and the other tool call's
+    # state at the kill, an aimed target's saves; a run's --hold/--sibling and --save replace them (Aim.over).
+    aim: Aim = field(default_factory=Aim)
     # A server the run talks to but that is not part of it (Restate): the phase name that starts
     # it (``COMMAND serve``), run before the first phase in a session of its own, never killed with the run,
     # stopped after the last phase (plugpull.sidecar). None: no sidecar.

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull import postgres, rendering
+from plugpull.aim import Aim
 from plugpull.notes import describe
 from plugpull.report.kernel import claims, record, versions
 from plugpull.results import Result, Verdict
@@ -184,7 +185,7 @@ def run_lines(
     fork_server: bool = False,
     cwd: str | None = None,
     *,
-    settings_fields: dict[str, Any] | None = None,
+    aim: dict[str, Any] | None = None,
     jobs: int = 1,
 ) -> tuple[list[Result], float]:
     """Run every (target, point) ``repeats`` times, or more where ``line_repeats`` says so (the
@@ -200,8 +201,8 @@ def run_lines(
     With a seed the runs happen in a shuffled order, so a slow drift on a shared machine (page
     cache, other jobs) spreads over every line instead of landing on the last ones; the results
     are put back in line order (target, point, repeat) for the table and the text. ``cwd``: where the targets
-    run (a finding's agent, :func:`agent_targets`); None, this kernel's folder. ``settings_fields``: other
-    :class:`Settings` fields for every line (``Scenario.finding_settings``). ``jobs`` > 1: the lines, as their
+    run (a finding's agent, :func:`agent_targets`); None, this kernel's folder. ``aim``: the fields of every line's
+    :class:`~plugpull.aim.Aim` (``Scenario.finding_aim``). ``jobs`` > 1: the lines, as their
     scenarios expand them (one per boundary), run that many at a time in line order, as ``plugpull -j`` runs them.
     """
     runs = [
@@ -216,7 +217,7 @@ def run_lines(
             claims.repeats_for(line_repeats or [], target.scenario, point, target.framework, target.options, repeats)
         )
     ]
-    settings = Settings(timeout=timeout, cwd=cwd, options=dict(scenario_options or {}), **(settings_fields or {}))
+    settings = Settings(timeout=timeout, cwd=cwd, options=dict(scenario_options or {}), aim=Aim(**(aim or {})))
     done: dict[tuple[int, int, int], list[Result]] = {}
     began = time.monotonic()
     forks = None
@@ -871,7 +872,7 @@ def report(
             line_repeats=parameters.get("line_repeats"),
             fork_server=bool(forks),
             cwd=str(Path.cwd() / record.AGENT_FOLDER) if agent is not None else None,
-            settings_fields=shape.finding_settings(parameters) if shape is not None else None,
+            aim=shape.finding_aim(parameters) if shape is not None else None,
             jobs=int(parameters.get("jobs", 1)),
         )
     if on_server:

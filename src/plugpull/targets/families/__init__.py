@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plugpull import notes as n
+from plugpull.aim import Aim
 from plugpull.notes import Note
 from plugpull.targets.target import BuiltIn, Target, python_module
 
@@ -81,9 +82,7 @@ class Family:
                     scenario=scenario,
                     notes=notes if v.notes is None else v.notes,
                     result_ignore=result_ignore,
-                    hold=v.hold,
-                    sibling=v.sibling,
-                    saves=v.saves,
+                    aim=Aim(hold=v.hold, sibling=v.sibling, saves=v.saves),
                     sidecar=v.sidecar,
                 )
                 for v in variants
