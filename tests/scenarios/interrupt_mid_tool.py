@@ -23,6 +23,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 from interrupt_checks import InterruptEvidence, judge_interrupt_mid_tool
 
@@ -32,6 +33,7 @@ from plugpull.reaper import read_proc
 from plugpull.results import Result, Verdict
 from plugpull.scenarios import Runtime, Settings, make_result, option, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
+from plugpull.scenarios.faults import Fault
 from plugpull.scenarios.kill_mid_tool import clean_run
 from plugpull.targets import Target
 
@@ -49,12 +51,39 @@ class Options:
     )
 
 
+@dataclass(frozen=True)
+class HeldCallInterrupt(Fault):
+    """Its fault, a value of its own on plugpull.scenarios.faults' interface: a signal (SIGINT by default) to the
+    phase's process group once the held call's process sleeps waiting for the answer. No other fault changes."""
+
+    name: ClassVar[str] = "a signal at a held effect call"
+    holds_call: ClassVar[bool] = True
+
+    side: str
+    signal: str
+    hold: tuple[str, int] | None = None
+
+    def arm(self, provider) -> None:
+        provider.arm(self.side, hold=self.hold)
+
+    def strike(self, channel: Channel, started: Running, ev: InterruptEvidence, deadline: float) -> None:
+        """Wait for the held call; once its process sleeps in the kernel, signal start's group."""
+        while not channel.provider.held_event.wait(0.01):
+            if started.poll() is not None or time.monotonic() > deadline:
+                break
+        held = channel.provider.held
+        if held is not None:
+            ev.held = held.name
+            ev.asleep = sleeping(held.pid or started.pid, deadline)
+            os.killpg(started.pgid, signal.Signals[self.signal])
+
+
 class InterruptMidTool(Scenario):
     name = NAME
     points = POINTS
     phases = ("start", "resume")
     fault = "SIGINT (Ctrl-C) to start's process group while the provider holds an effect call"
-    holds_calls = True
+    faults = (HeldCallInterrupt,)
     Options = Options
     recovery = {"*": Recovery("resume", "resume")}
     evidence = InterruptEvidence
@@ -78,19 +107,12 @@ def interrupt(target: Target, point: str, settings: Settings, runtime: Runtime, 
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         channel.phase = "start"
-        channel.provider.arm(point.removeprefix("interrupted-"), hold=settings.aim.hold)
+        fault = HeldCallInterrupt(point.removeprefix("interrupted-"), ev.signal, hold=settings.aim.hold)
+        fault.arm(channel.provider)
         started = runtime.spawn([*target.argv, "start"], env=env, cwd=settings.cwd)
         spawned.append(started)
         if isinstance(started, Running):
-            deadline = time.monotonic() + settings.timeout
-            while not channel.provider.held_event.wait(0.01):
-                if started.poll() is not None or time.monotonic() > deadline:
-                    break
-            held = channel.provider.held
-            if held is not None:
-                ev.held = held.name
-                ev.asleep = sleeping(held.pid or started.pid, deadline)
-                os.killpg(started.pgid, signal.Signals[ev.signal])
+            fault.strike(channel, started, ev, time.monotonic() + settings.timeout)
             ev.start = started.wait(settings.timeout)
         else:
             ev.start = started

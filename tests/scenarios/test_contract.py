@@ -11,6 +11,7 @@ from plugpull.errors import ScenarioError, UsageError
 from plugpull.results import Result, Verdict
 from plugpull.scenarios import Runtime, Settings, option
 from plugpull.scenarios.contract import Recovery, Registry, Scenario
+from plugpull.scenarios.faults import HeldCallKill
 from plugpull.targets import Target
 
 
@@ -82,8 +83,10 @@ def test_a_sound_scenario_is_registered_and_found_by_name():
         ({"points": ("before model-call",)}, "must be distinct words"),
         ({"default_points": ("third",)}, "default_points ('third',) are not all among its points"),
         ({"options": frozenset({"colour"})}, "options ['colour'] must be among"),
-        ({"options": frozenset({"hold"})}, "(hold: holds_calls)"),
-        ({"holds_calls": True, "refuses": {"hold": "why"}}, "refuses an option it reads"),
+        ({"options": frozenset({"hold"})}, "(hold: a fault that holds a call)"),
+        ({"faults": (HeldCallKill,), "refuses": {"hold": "why"}}, "refuses an option it reads"),
+        ({"faults": (object,)}, "faults must be fault classes with a name"),
+        ({"faults": ("SIGKILL",)}, "faults must be fault classes with a name"),
         ({"selected_by": ("random_kills",)}, "selected_by names an option it does not read"),
         ({"recovery": {"third": Recovery("resume", "resume")}}, "recovery keys ['third'] are not points or '*'"),
         ({"recovery": {"*": ("resume", "resume")}}, "recovery values must be Recovery(phase, who)"),

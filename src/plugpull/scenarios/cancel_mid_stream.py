@@ -34,14 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.channel import Channel
-from plugpull.checks.cancel_mid_stream import check_clean_cancel_run, judge_cancel_mid_stream, prove_cancel
+from plugpull.checks.cancel_mid_stream import check_clean_cancel_run, judge_cancel_mid_stream
 from plugpull.checks.history import request_problem
 from plugpull.client import BOUNDARIES_ENV
 from plugpull.evidence import CancelEvidence, CancelRun, Outcome
-from plugpull.process import Running, reaping
+from plugpull.process import reaping
 from plugpull.results import Result
 from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
+from plugpull.scenarios.faults import CHUNK, StreamCancel
 from plugpull.targets import Target
 
 NAME = "cancel-mid-stream"
@@ -56,19 +57,13 @@ THEN_SIGKILL = "-then-sigkill"
 POINTS = (*CANCELS, *(p + THEN_SIGKILL for p in CANCELS))
 
 #: The boundary names a streaming agent marks (docs/agent-protocol.md, "cancel-mid-stream").
-CHUNK = "model-chunk"  # one "before" mark before each streamed chunk of a model's answer
 MODEL_CALL = "model-call"  # ``with boundary("model-call"):`` around each model call
-SHOWN = "chunk-shown"  # optional: one "before" mark after the consumer showed each chunk
+# CHUNK ("model-chunk", before each streamed chunk) and SHOWN ("chunk-shown", after the consumer showed one) are
+# the marks the cancel itself reads: plugpull.scenarios.faults.
 #: model-stream cancels after this many chunks of the final answer; of an answer of K_CHUNKS chunks, one fewer,
 #: so a chunk is still to stream (an answer of 1 chunk is ERROR).
 K_CHUNKS = 2
 POLL = 0.01
-#: Seconds a run held at its point gets to connect a cancel watcher when none was waiting.
-WATCHER_GRACE = 2.0
-#: Seconds the cancel gets to land while the step is held; later, it landed only once the step was let go.
-CANCEL_GRACE = 5.0
-#: Seconds the consumer gets to show the chunks already streamed before the cancel is ordered.
-SHOWN_GRACE = 5.0
 
 
 def aim_of(point: str, trace: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, int | None, str | None]:
@@ -175,62 +170,6 @@ def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) 
     )
 
 
-def wait_shown(provider: Any, aim: dict[str, Any], grace: float) -> tuple[int, int | None]:
-    """Chunks the model streamed before the held step, and how many the consumer has shown (None: it does not say).
-
-    A consumer that marks ``chunk-shown`` after showing each chunk lets the cancel wait (up to ``grace``
-    seconds) until everything streamed is on screen, so what the user saw does not depend on how far the
-    consumer had read its queue when the cancel came.
-    """
-
-    def counted(name: str) -> int:
-        return sum(1 for m in provider.marks if m.phase == "start" and m.name == name and m.edge == "before")
-
-    emitted = counted(CHUNK) - (1 if aim.get("name") == CHUNK else 0)
-    deadline = time.monotonic() + grace
-    while counted(SHOWN) < emitted and counted(SHOWN) and time.monotonic() < deadline:
-        time.sleep(POLL)
-    return emitted, (counted(SHOWN) if counted(SHOWN) else None)
-
-
-def cancel_at_held(channel: Channel, running: Running, ev: CancelEvidence, timeout: float) -> None:
-    """Wait for the held step; order the cancel; wait for its report; let the run drain or SIGKILL it."""
-    provider = channel.provider
-    deadline = time.monotonic() + timeout
-    while not provider.held_event.wait(POLL):
-        if running.poll() is not None or time.monotonic() > deadline:
-            break
-    if provider.held is None:
-        ev.start = running.wait(max(0.0, deadline - time.monotonic()))
-        return
-    ev.chunks_emitted, ev.chunks_shown = wait_shown(provider, ev.aim, SHOWN_GRACE)
-    waiting = channel.order_cancel()
-    # A watcher that connects late is answered at once; with none waiting, a short grace for one.
-    deadline = time.monotonic() + (CANCEL_GRACE if waiting else WATCHER_GRACE)
-    while not channel.cancelled_event.wait(POLL):
-        if running.poll() is not None or time.monotonic() > deadline:
-            break
-    ev.watchers = sum(1 for w in channel.cancel_watchers if w["phase"] == "start")
-    ev.held = provider.held.to_dict()
-    ev.cancel = channel.cancels[0] if channel.cancels else None
-    if ev.sigkill:
-        # The server dies while draining: SIGKILL right after the cancel landed, the held call still held.
-        ev.start = running.kill()
-        return
-    # Let the held call go: the run drains (a tool thread the cancel did not stop completes its call). A
-    # framework that finishes the running step before it gives up (LangGraph's sync stream waits for its
-    # worker threads) reports the cancel only now: ``deferred``.
-    channel.release_held()
-    if ev.cancel is None and ev.watchers:
-        deadline = time.monotonic() + timeout
-        while not channel.cancelled_event.wait(POLL):
-            if running.poll() is not None or time.monotonic() > deadline:
-                break
-    ev.start = running.wait(timeout)
-    if ev.cancel is None and channel.cancels:
-        ev.cancel, ev.deferred = channel.cancels[0], True
-
-
 def run_cancelled(
     target: Target, settings: Settings, runtime: Runtime, ev: CancelEvidence
 ) -> tuple[list[dict], Path | None]:
@@ -239,14 +178,15 @@ def run_cancelled(
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         channel.validate = request_problem
         env = target_env(channel, path)
-        channel.provider.arm_step(aim["kind"], aim["name"], aim["n"], aim["side"])
+        fault = StreamCancel(aim["kind"], aim["name"], aim["n"], aim["side"], sigkill=ev.sigkill)
+        fault.arm(channel.provider)
         marked = {**env, BOUNDARIES_ENV: "1"}
         started = steps.spawn_phase(runtime, [*target.argv, "start"], "start", channel, marked, settings, spawned)
         if isinstance(started, Outcome):
             ev.start = started
         else:
-            cancel_at_held(channel, started, ev, settings.timeout)
-        if prove_cancel(ev) is None:
+            fault.strike(channel, started, ev, settings.timeout)
+        if fault.proven(ev) is None:
             channel.provider.arm(None)
             ev.resume = steps.run_to_end(runtime, [*target.argv, "resume"], "resume", channel, env, settings, spawned)
             ev.resumed = channel.results_of("resume")
@@ -266,6 +206,7 @@ class CancelMidStream(Scenario):
     points = POINTS
     default_points = CANCELS
     fault = "the client cancels the streaming run at a held step (then, at -then-sigkill points, SIGKILL)"
+    faults = (StreamCancel,)
     refuses = {"hold": "cancel-mid-stream holds the step its point names"}
     recovery = {"*": Recovery("resume", "the next turn")}
     evidence = CancelEvidence

@@ -58,9 +58,12 @@ class Scenario:
     phases: ClassVar[tuple[str, ...]] = ("start", "resume")
     #: One line in words: what breaks the run (``--help``, docs/cli.md).
     fault: ClassVar[str] = ""
-    #: Its fault points hold one effect call in the provider (the held-call kill), so ``--hold`` chooses it.
-    holds_calls: ClassVar[bool] = False
-    #: The fields of a run's :class:`~plugpull.aim.Aim` it reads (beyond ``hold``, which ``holds_calls`` says): the
+    #: The faults it composes (plugpull.scenarios.faults: ``HeldCallKill``, ``BoundaryKill``, ``PowerCut``,
+    #: ``ToolRaise``, or a fault of its own): classes whose ``name`` says what they do and whose ``holds_call`` says
+    #: that they hold one effect call in the provider, so that ``--hold`` chooses it (:attr:`holds_calls`).
+    faults: ClassVar[tuple[type, ...]] = ()
+    #: The fields of a run's :class:`~plugpull.aim.Aim` it reads (beyond ``hold``, read when a fault of its holds a
+    #: call: :attr:`holds_calls`): the
     #: CLI refuses an option that no selected scenario reads.
     options: ClassVar[frozenset[str]] = frozenset()
     #: The options it owns, a frozen dataclass whose fields are made with :func:`plugpull.scenarios.option` (a default
@@ -273,6 +276,11 @@ class Scenario:
         return self.default_points or self.points
 
     @property
+    def holds_calls(self) -> bool:
+        """One of its faults holds an effect call in the provider, so ``--hold`` chooses which."""
+        return any(getattr(f, "holds_call", False) for f in self.faults)
+
+    @property
     def read_options(self) -> frozenset[str]:
         """Every option it reads beyond the common ones, ``hold`` included when it holds calls."""
         return self.options | ({"hold"} if self.holds_calls else set())
@@ -304,7 +312,8 @@ def verify(scenario: Scenario) -> None:
     settings = set(AIM_FIELDS)
     if not set(scenario.options) <= settings - {"hold"}:
         problems.append(
-            f"options {sorted(scenario.options)!r} must be among {sorted(settings - {'hold'})} (hold: holds_calls)"
+            f"options {sorted(scenario.options)!r} must be among {sorted(settings - {'hold'})} "
+            "(hold: a fault that holds a call)"
         )
     if not set(scenario.refuses) <= settings:
         problems.append(f"refuses {sorted(scenario.refuses)!r} must be among {sorted(settings)}")
@@ -332,6 +341,8 @@ def verify(scenario: Scenario) -> None:
         problems.append("neither run() nor line is defined")
     if not scenario.fault:
         problems.append("fault is empty: say in one line what breaks the run")
+    if not all(isinstance(f, type) and getattr(f, "name", "") for f in scenario.faults):
+        problems.append("faults must be fault classes with a name (plugpull.scenarios.faults.Fault)")
     if problems:
         raise ScenarioError(f"scenario {name!r} breaks the contract: " + "; ".join(problems))
 

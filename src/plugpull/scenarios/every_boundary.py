@@ -32,7 +32,8 @@ from plugpull.evidence import BoundaryEvidence, CleanRun, KillProof, Outcome
 from plugpull.process import Running, kill_group, reaping
 from plugpull.results import Result
 from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
-from plugpull.scenarios.held_kill import KillAndRecover, kill_at_held_call, wait_group_gone
+from plugpull.scenarios.faults import BoundaryKill
+from plugpull.scenarios.held_kill import KillAndRecover, wait_group_gone
 from plugpull.scenarios.kill_mid_tool import resume_finished
 from plugpull.targets import Target
 
@@ -178,27 +179,29 @@ def run_faulted(
         ev.recovery = recovery
         channel.phase = "start"
         spawned_at = time.monotonic()
-        if step is not None:
-            channel.provider.arm_step(step.kind, step.name, step.n, ev.side)
+        fault = None if step is None else BoundaryKill(step, ev.side)
+        if fault is not None:
+            fault.arm(channel.provider)
         started = runtime.spawn([*target.argv, killed_phase], env=env, cwd=settings.cwd)
         spawned.append(started)
-        if step is not None:
-            killed = kill_at_held_call(channel, started, settings.timeout)
+        if fault is not None:
+            killed = fault.strike(channel, started, settings.timeout)
             killed.record(ev)
         else:
             kill_at_random(channel, started, ev, settings, spawned_at, int(ev.point.split()[-1]))
             ev.aimed = aimed_command(target, ev.aimed_at)
         if checks.prove_boundary_kill(ev) is None:
             channel.provider.arm(None)
-            if step is not None and ev.twice:
+            again = None if step is None or not ev.twice else replace(fault, step=replace(step, n=1))
+            if again is not None:
                 # The same boundary in resume: its first step of that kind and name. Resume numbers
                 # its steps from 1 and skips what the checkpoint holds, so the clean run's "model-call
                 # 2" is usually resume's first model call (docs/DECISIONS.md,
                 # "Every boundary and aimed saves").
-                channel.provider.arm_step(step.kind, step.name, 1, ev.side)
+                again.arm(channel.provider)
             resumed = steps.spawn_phase(runtime, [*target.argv, recovery], "resume", channel, env, settings, spawned)
-            if step is not None and ev.twice:
-                second = kill_at_held_call(channel, resumed, settings.timeout)
+            if again is not None:
+                second = again.strike(channel, resumed, settings.timeout)
                 ev.resume, ev.second_proof = second.outcome, second.proof
                 ev.second_reached = second.proof is not None
                 channel.provider.arm(None)
@@ -319,6 +322,8 @@ class EveryBoundary(KillAndRecover):
     fault = (
         "SIGKILL at each boundary of the clean run (each effect call and plugpull.boundary mark), before or after it"
     )
+    # A random kill (--random-kills) lands at a moment of the boundary window, not at a held step: kill_at_random.
+    faults = (BoundaryKill,)
     options = frozenset({"boundaries", "random_kills", "seed"})
     refuses = {
         "hold": "it holds every boundary in turn; use --boundary",

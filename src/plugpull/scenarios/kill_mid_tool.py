@@ -28,7 +28,7 @@ from plugpull.provider import POINTS
 from plugpull.results import Result
 from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
-from plugpull.scenarios.held_kill import kill_at_held_call
+from plugpull.scenarios.faults import HeldCallKill
 from plugpull.targets import Target
 
 NAME = "kill-mid-tool"
@@ -36,9 +36,11 @@ NAME = "kill-mid-tool"
 __all__ = ["NAME", "POINTS", "SCENARIO", "KillMidTool", "Settings", "run_point"]
 
 
-def run_start(channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float) -> None:
-    """Wait for a held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
-    killed = kill_at_held_call(channel, running, timeout)
+def run_start(
+    channel: Channel, running: Running | Outcome, ev: KillEvidence, timeout: float, fault: HeldCallKill
+) -> None:
+    """Wait for the held call, start's exit, or the timeout; kill start's group; fill ``ev``."""
+    killed = fault.strike(channel, running, timeout)
     killed.record(ev)
     ev.sibling, ev.saves = killed.sibling, killed.saves
 
@@ -147,14 +149,15 @@ def run_faulted(
         # A server the kill spares (Target.sidecar): up before start, stopped after resume.
         with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
             channel.phase = "start"
-            channel.provider.arm(point, hold=settings.aim.hold, sibling=settings.aim.sibling, saves=settings.aim.saves)
+            fault = HeldCallKill.aimed(point, settings.aim)
+            fault.arm(channel.provider)
             # A save is seen only through the target's boundary marks, which it sends only when asked to
             # (client.BOUNDARIES_ENV): only start, the phase whose saves are held or waited for.
             start_env = {**env, BOUNDARIES_ENV: "1"} if settings.aim.saves else env
             started = runtime.spawn([*target.argv, "start"], env=start_env, cwd=settings.cwd)
             spawned.append(started)
-            run_start(channel, started, ev, settings.timeout)
-            if checks.prove_kill(ev) is None:
+            run_start(channel, started, ev, settings.timeout, fault)
+            if fault.proven(ev) is None:
                 channel.provider.arm(None)
                 argv = [*(resume_argv or target.argv), "resume"]
                 ev.resume = steps.run_to_end(runtime, argv, "resume", channel, env, settings, spawned)
@@ -172,7 +175,7 @@ class KillMidTool(Scenario):
     name = NAME
     points = POINTS
     fault = "SIGKILL of start's process group while the provider holds an effect call (before or after recording it)"
-    holds_calls = True
+    faults = (HeldCallKill,)
     # --sibling: another tool call of the same model turn; --save: saves the kill is aimed at.
     # --hold repeated and --first-effect: which effect calls the lines hold.
     options = frozenset({"sibling", "saves", "holds", "every_effect"})

@@ -26,6 +26,7 @@ from plugpull.evidence import Outcome, StoreEvidence, StoreProbe
 from plugpull.results import Result
 from plugpull.scenarios import Runtime, Settings, make_result, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Scenario
+from plugpull.scenarios.faults import LostStoreWrite
 from plugpull.store import POINTS, Store, renamed, run_names
 from plugpull.targets import Target
 
@@ -92,7 +93,8 @@ def run_point(
     settings = settings or Settings()
     runtime = runtime or Runtime()
     began = time.monotonic()
-    store = Store(fault=(write, point))
+    fault = LostStoreWrite(write, point)
+    store = fault.store()
     ev = StoreEvidence(
         write=write,
         point=point,
@@ -108,7 +110,7 @@ def run_point(
         ev.token = token_of(channel)
         ev.writes = [w.to_dict() for w in store.writes]
         ev.carrying = store.writes_carrying(ev.token) if ev.token else []
-        if checks.prove_store_fault(ev) is None:
+        if fault.proven(ev) is None:
             ev.resume = run_phase(target, channel, "resume", env, settings, runtime)
         ev.writes = [w.to_dict() for w in store.writes]
         ev.carrying = store.writes_carrying(ev.token) if ev.token else []
@@ -150,6 +152,7 @@ class LostSessionWrite(Scenario):
     name = NAME
     points = POINTS
     fault = "the Session store loses one write carrying the staged input, or its acknowledgement; nothing is killed"
+    faults = (LostStoreWrite,)
     evidence = StoreEvidence
     # The probe's proof (a line named "probe" when it fails), then each write's verdict.
     checks = (checks.prove_probe, checks.judge_lost_session_write)

@@ -38,7 +38,8 @@ from plugpull.process import reaping
 from plugpull.results import Result
 from plugpull.scenarios import POWER_CUTS, Runtime, Settings, make_result, option, result_ignore, settle, steps
 from plugpull.scenarios import every_boundary as boundary_lines
-from plugpull.scenarios.held_kill import KillAndRecover, kill_at_held_call
+from plugpull.scenarios.faults import BoundaryKill, HeldCallKill, PowerCut
+from plugpull.scenarios.held_kill import KillAndRecover
 from plugpull.targets import Target
 
 NAME = "power-loss"
@@ -188,17 +189,17 @@ def run_faulted(
                 return list(channel.announced), None
             killed_phase, recovery = target.phases[-2], target.phases[-1]
             ev.recovery = recovery
-            if step is None:
-                channel.provider.arm(ev.point, hold=settings.aim.hold)
-            else:
-                channel.provider.arm_step(step.kind, step.name, step.n, ev.side)
+            # A held-call kill as kill-mid-tool's (its held call alone: no sibling, no saves) or a boundary kill as
+            # every-boundary's, then the power cut once that kill is proven.
+            kill = HeldCallKill(ev.point, hold=settings.aim.hold) if step is None else BoundaryKill(step, ev.side)
+            kill.arm(channel.provider)
             started = steps.spawn_phase(runtime, [*target.argv, killed_phase], "start", channel, env, settings, spawned)
-            killed = kill_at_held_call(channel, started, settings.timeout)
+            killed = kill.strike(channel, started, settings.timeout)
             killed.record(ev)
-            proven = checks.prove_boundary_kill(ev) if ev.side else checks.prove_kill(ev)
+            proven = kill.proven(ev)
             if proven is None:
                 try:
-                    ev.cut = place.cut(ev.variant)
+                    ev.cut = PowerCut(ev.variant).strike(place)
                 except PowerCutError as exc:  # FuseUnavailable on mounting again included: the line cannot go on
                     ev.cut_error = str(exc)
             if proven is None and ev.cut is not None:
@@ -239,7 +240,7 @@ class PowerLoss(KillAndRecover):
         "SIGKILL as kill-mid-tool (or every-boundary) does, then a power cut of the workdir's FUSE file system: "
         "what was not fsynced is lost before resume"
     )
-    holds_calls = True
+    faults = (HeldCallKill, BoundaryKill, PowerCut)
     options = frozenset({"boundaries"})
     Options = Options
     refuses = {

@@ -32,7 +32,8 @@ from plugpull.process import Running, reaping
 from plugpull.results import Result, Verdict
 from plugpull.scenarios import Runtime, Settings, make_result, option, result_ignore, settle, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
-from plugpull.scenarios.held_kill import POLL, kill_at_held_call
+from plugpull.scenarios.faults import HeldCallKill
+from plugpull.scenarios.held_kill import POLL
 from plugpull.targets import Target
 
 NAME = "resume-after-approval"
@@ -186,9 +187,10 @@ def race(channel: Channel, spawn, finish, ev: ApprovalEvidence, settings: Settin
 def killed_approval(channel: Channel, spawn, finish, ev: ApprovalEvidence, kill_point: str, settings: Settings) -> None:
     """approve with the provider holding the tool's effect call at ``kill_point``; kill; recover."""
     channel.phase = "approve"
-    channel.provider.arm(kill_point, hold=settings.aim.hold)
+    fault = HeldCallKill(kill_point, hold=settings.aim.hold)
+    fault.arm(channel.provider)
     running = spawn("approve")
-    killed = kill_at_held_call(channel, running, settings.timeout)
+    killed = fault.strike(channel, running, settings.timeout)
     ev.approvals = [ApprovalRun(outcome=killed.outcome, effect_calls=calls_from(channel, running))]
     ev.proof, ev.held_name = killed.proof, killed.held_name
     if (
@@ -217,7 +219,7 @@ class ResumeAfterApproval(Scenario):
         "the paused run's approval given in new processes: elsewhere, twice, by racers, or killed mid-effect "
         "(SIGKILL while the provider holds the approved tool's effect call)"
     )
-    holds_calls = True  # the killed-* points
+    faults = (HeldCallKill,)  # the killed-* points
     Options = Options
     # every-boundary kills an approval agent in approve, after start paused it, and recover finishes the run.
     kill_and_recover = ("start", "approve", "recover")

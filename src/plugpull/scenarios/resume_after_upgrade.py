@@ -19,6 +19,7 @@ from plugpull.evidence import UpgradeEvidence
 from plugpull.results import Result
 from plugpull.scenarios import Runtime, Settings, kill_mid_tool, make_result, result_ignore, settle, steps
 from plugpull.scenarios.contract import Scenario
+from plugpull.scenarios.faults import HeldCallKill
 from plugpull.scenarios.kill_mid_tool import clean_run
 from plugpull.targets import Target, upgrade_agent
 
@@ -86,7 +87,7 @@ class ResumeAfterUpgrade(Scenario):
     points = POINTS
     phases = ("start", "resume")  # start on release A's command, resume on release B's
     fault = "SIGKILL of release A's start while the provider holds an effect call; release B resumes the same workdir"
-    holds_calls = True
+    faults = (HeldCallKill,)  # of release A's start, as kill-mid-tool's
     agent_usage = (
         "give it exactly twice, one command per environment: the first starts (release A), the second resumes "
         "(release B)"

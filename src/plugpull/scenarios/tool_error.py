@@ -37,6 +37,7 @@ from plugpull.process import Running, kill_group, reaping
 from plugpull.results import Result
 from plugpull.scenarios import Runtime, Settings, make_result, result_ignore, settle, steps, target_env, workdir
 from plugpull.scenarios.contract import Recovery, Scenario
+from plugpull.scenarios.faults import ToolRaise
 from plugpull.scenarios.held_kill import POLL, wait_for_held, wait_group_gone
 from plugpull.scenarios.kill_mid_tool import clean_key, clean_run, sidecar_argv
 from plugpull.targets import Target
@@ -101,7 +102,8 @@ def run_faulted(
     with workdir(settings) as path, Channel() as channel, reaping() as spawned:
         env = target_env(channel, path)
         with sidecar.running(sidecar_argv(target), env, settings.cwd, settings.timeout):
-            channel.provider.arm(ev.side, hold=settings.aim.hold, sibling=settings.aim.sibling)
+            fault = ToolRaise(ev.side, ev.fault, hold=settings.aim.hold, sibling=settings.aim.sibling)
+            fault.arm(channel.provider)
             started = steps.spawn_phase(runtime, [*target.argv, "start"], "start", channel, env, settings, spawned)
             if isinstance(started, Running):
                 wait_for_held(channel.provider, started, time.monotonic() + settings.timeout)
@@ -110,7 +112,7 @@ def run_faulted(
                     hang(channel, started, ev)
                 elif held is not None:
                     ev.message = MESSAGES[ev.fault].format(name=held.name)
-                    channel.fail_held(ev.fault, ev.message)
+                    fault.strike(channel, ev.message)
                 if held is not None and ev.sigkill:
                     kill_after_raise(channel.provider, started, ev, settings.timeout)
                 else:
@@ -183,7 +185,7 @@ class ToolError(Scenario):
         "on if the run stopped"
     )
     default_points = POINTS[:3]
-    holds_calls = True
+    faults = (ToolRaise,)
     # --sibling NAME:finished: another tool call of the same model turn, answered before the held call raises.
     options = frozenset({"sibling"})
     recovery = {"*": Recovery("start", "the run after the fault")}

@@ -763,38 +763,34 @@ def finding_lines(
     return lines, said
 
 
-def _table_view(results: list[Result]) -> None:
-    _show(table(results))
+def _view(heading: str, show: Any) -> Any:
+    """A view: ``heading`` (Markdown, or "" for none) over what ``show(results)`` displays."""
+
+    def view(results: list[Result]) -> None:
+        if heading:
+            _markdown(heading)
+        show(results)
+
+    return view
 
 
-def _boundary_map_view(results: list[Result]) -> None:
-    _markdown(
-        "## The map\n\nOne row per target variant and side; x is the boundary's place in the clean run. Green PASS, "
-        "red FAIL (dup: an effect duplicated, lost: never done, stuck: resume crashed or hung, result: a "
-        "different result), grey ERROR."
-    )
-    boundary_map(results)
-
-
-def _boundary_table_view(results: list[Result]) -> None:
-    _show(boundary_table(results))
-
-
-def _cut_losses_view(results: list[Result]) -> None:
-    _markdown(
-        "## What each cut lost\n\nThe power-cut file system's model, per run: what a reader saw differently after "
-        "the cut than before it (`evidence.cut.losses`)."
-    )
-    print(power_cut_losses(results))
-
+MAP_HEADING = (
+    "## The map\n\nOne row per target variant and side; x is the boundary's place in the clean run. Green PASS, red "
+    "FAIL (dup: an effect duplicated, lost: never done, stuck: resume crashed or hung, result: a different result), "
+    "grey ERROR."
+)
+CUTS_HEADING = (
+    "## What each cut lost\n\nThe power-cut file system's model, per run: what a reader saw differently after the "
+    "cut than before it (`evidence.cut.losses`)."
+)
 
 #: What a finding's notebook can show of its lines, by the names scenarios give in ``Scenario.views``.
 VIEWS = {
-    "table": _table_view,
-    "plot": plot,
-    "boundary-map": _boundary_map_view,
-    "boundary-table": _boundary_table_view,
-    "cut-losses": _cut_losses_view,
+    "table": _view("", lambda results: _show(table(results))),
+    "plot": _view("", plot),
+    "boundary-map": _view(MAP_HEADING, boundary_map),
+    "boundary-table": _view("", lambda results: _show(boundary_table(results))),
+    "cut-losses": _view(CUTS_HEADING, lambda results: print(power_cut_losses(results))),
 }
 DEFAULT_VIEWS = ("table", "plot")
 
