@@ -440,6 +440,9 @@ def test_hold_with_only_a_store_scenario_is_one_line_exit_2(plugpull_main):
     assert run.stderr.strip().splitlines() == [
         "plugpull: --hold applies to kill-mid-tool, resume-after-approval, resume-after-upgrade, power-loss, tool-error; no selected target runs one"
     ]
+    # docs/cli.md quotes it (wrapped): the page says what the command says.
+    page = " ".join((Path(__file__).parent.parent / "docs" / "cli.md").read_text().split())
+    assert run.stderr.strip().removeprefix("plugpull: ") in page
 
 
 def test_a_fail_shows_resumes_stderr_and_that_resume_made_no_call(tmp_path, plugpull):
