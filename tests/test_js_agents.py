@@ -7,6 +7,7 @@ kill, without a key the kill after the effect duplicates it. Without Node these 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -137,3 +138,42 @@ def test_langgraphjs_approval_resumes_from_the_saver_alone_and_reruns_the_approv
     race = results["racing-resumers"]
     ran = re.match(r"(\d) of 5 approvers ran the approved tool", race.message)
     assert ran and (ran[1] == "1" or race.verdict.value == "FAIL"), race  # two or more runs of the tool: FAIL
+
+
+OPENAI_AGENTS = EXAMPLES / "openai-agents"
+needs_openai_agents_js = pytest.mark.skipif(
+    NODE is None or not (OPENAI_AGENTS / "node_modules" / "@openai" / "agents").is_dir(),
+    reason="the OpenAI Agents SDK for JS is not installed: cd clients/js/examples/openai-agents && npm ci "
+    "--ignore-scripts (.ci/run does it when npm is there)",
+)
+
+
+@needs_openai_agents_js
+@pytest.mark.parametrize("design", ["plain", "claim-and-key"])
+def test_the_js_agents_sdk_approval_app_keeps_the_promises_of_its_python_twin(design):
+    # RunState.toString() saved at the pause, RunState.fromString() in a new process: the twin of
+    # src/plugpull/targets/openai_agents_approval.py, with the verdicts that target has on every point.
+    command = shlex.join([NODE or "node", str(OPENAI_AGENTS / "approval.mjs"), "--design", design])
+    results = {r.point: r for r in run(command, scenario="resume-after-approval", timeout=60)}
+    verdicts = {point: r.verdict.value for point, r in results.items()}
+    if design == "plain":
+        # The docs' steps alone: every restore of the snapshot runs the approved tool, and the refund has no key.
+        assert verdicts == {
+            "approve-elsewhere": "PASS",
+            "double-resume": "FAIL",
+            "racing-resumers": "FAIL",
+            "killed-before-effect": "PASS",
+            "killed-after-effect": "FAIL",
+        }, results
+        assert results["double-resume"].message.startswith("the second approval ran the approved tool again")
+    else:
+        # The app's claim of the stored pause and the tool call id as the key: every point keeps one refund.
+        assert set(verdicts.values()) == {"PASS"}, results
+        assert results["double-resume"].message.startswith("the second approval was refused (exit 3)")
+    assert_proven_kill(results["killed-after-effect"])
+    # The version announced from inside the agent's process is the one its lock installs.
+    locked = json.loads((OPENAI_AGENTS / "package-lock.json").read_text())["packages"]["node_modules/@openai/agents"]
+    assert (results["approve-elsewhere"].framework, results["approve-elsewhere"].version) == (
+        "openai-agents-js",
+        locked["version"],
+    )
