@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 class Fault:
     """A fault a scenario composes. Subclasses are frozen dataclasses: what the fault is aimed at is its value."""
 
-    #: How docs and ``--help`` name it.
+    #: What it is, in words (docs/scenarios.md, "Faults"); the registry refuses a scenario whose faults lack one.
     name: ClassVar[str] = ""
     #: It holds one effect call of the provider, so ``--hold`` chooses which (``Scenario.holds_calls``).
     holds_call: ClassVar[bool] = False
