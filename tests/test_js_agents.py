@@ -177,3 +177,16 @@ def test_the_js_agents_sdk_approval_app_keeps_the_promises_of_its_python_twin(de
         "openai-agents-js",
         locked["version"],
     )
+
+
+@needs_openai_agents_js
+def test_the_js_sdks_framework_only_witness_runs_the_approved_tool_once_per_restore_of_one_saved_state():
+    # No plugpull in the process: the SDK alone, restoring one saved RunState twice, runs the tool twice (what the
+    # plain design's double-resume FAIL says).
+    import subprocess
+
+    done = subprocess.run(
+        [NODE or "node", str(OPENAI_AGENTS / "witness-restore-twice.mjs")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"interruptions": 1, "executions": 2, "outputs": ["done", "done"]}
