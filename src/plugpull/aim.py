@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -266,8 +266,3 @@ def parse_save(spec: str) -> tuple[str, int, str]:
             f"{', '.join(SAVE_STATES)}, e.g. checkpoint-save:2:withheld"
         )
     return name, int(nth), state
-
-
-def aimed(aims: Sequence[Aim]) -> bool:
-    """Whether any of ``aims`` names a call, a sibling or a save (an aimed line, not the first effect call)."""
-    return any(a.hold or a.holds or a.sibling or a.saves for a in aims)

@@ -31,8 +31,8 @@ from plugpull.scenarios.registry import DEFAULT_SCENARIO, REGISTRY
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 #: Lines at once a core in the default run (plain ``plugpull`` and ``plugpull --all``): a forked line spends most
-#: of its wall time waiting (a SIGKILL's proof, a phase's grace, a gate its racing phases wait at), which a second line on the same
-#: core fills (docs/performance.md).
+#: of its wall time waiting (a SIGKILL's proof, a phase's grace, a gate its racing phases wait at), which a second
+#: line on the same core fills (docs/performance.md).
 DEFAULT_RUN_JOBS = 2
 
 

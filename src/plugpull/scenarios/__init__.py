@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +36,8 @@ class Settings:
 
     A scenario reads the first four; of ``aim`` (plugpull.aim.Aim: where the fault lands) each reads the fields it names
     in ``Scenario.options`` (or ``holds_calls`` for ``hold``), and the CLI refuses an option that no selected scenario
-    reads. A scenario's
-    own options (``Scenario.Options``, fields made with :func:`option`) are in ``options``, by scenario name:
+    reads. A scenario's own options (``Scenario.Options``, fields made with :func:`option`) are in ``options``, by
+    scenario name:
     ``Scenario.own(settings)`` reads them, its defaults where the run gave none. What a run builds as it goes
     (clean runs, fork servers) is its :class:`Runtime`'s.
     """
@@ -52,8 +52,6 @@ class Settings:
 
     def aimed(self, **changes: Any) -> Settings:
         """These settings with the aim's fields in ``changes`` replaced (``settings.aimed(hold=("refund", 1))``)."""
-        from dataclasses import replace
-
         return replace(self, aim=replace(self.aim, **changes))
 
 

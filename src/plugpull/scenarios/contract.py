@@ -63,8 +63,7 @@ class Scenario:
     #: that they hold one effect call in the provider, so that ``--hold`` chooses it (:attr:`holds_calls`).
     faults: ClassVar[tuple[type, ...]] = ()
     #: The fields of a run's :class:`~plugpull.aim.Aim` it reads (beyond ``hold``, read when a fault of its holds a
-    #: call: :attr:`holds_calls`): the
-    #: CLI refuses an option that no selected scenario reads.
+    #: call: :attr:`holds_calls`): the CLI refuses an option that no selected scenario reads.
     options: ClassVar[frozenset[str]] = frozenset()
     #: The options it owns, a frozen dataclass whose fields are made with :func:`plugpull.scenarios.option` (a default
     #: and a flag): :meth:`add_options` puts them on the command line, a notebook sets them by parameters named as the
@@ -93,9 +92,9 @@ class Scenario:
     line: ClassVar[Callable[..., Any] | None] = None
 
     # --- in a finding's notebook (plugpull.report.kernel.notebook reads these and names no scenario) ------------
-    #: The notebook parameter that makes a finding's lines this scenario's (finding.toml ``[parameters]``: every-boundary's
-    #: ``boundaries``, power-loss's ``cuts``, resume-after-upgrade's ``from_python``). None: a finding's targets run
-    #: the scenarios their variants were made for.
+    #: The notebook parameter that makes a finding's lines this scenario's (finding.toml ``[parameters]``:
+    #: every-boundary's ``boundaries``, power-loss's ``cuts``, resume-after-upgrade's ``from_python``). None: a
+    #: finding's targets run the scenarios their variants were made for.
     finding_parameter: ClassVar[str | None] = None
     #: With a list-valued :attr:`finding_parameter`, the field of :attr:`Options` it lists values of: each target
     #: variant becomes one line per value, the value in its options (power-loss: ``cuts`` -> ``power_cut``), so one
@@ -309,14 +308,14 @@ def verify(scenario: Scenario) -> None:
         problems.append("phases is empty")
     if scenario.kill_and_recover and len(scenario.kill_and_recover) < 2:
         problems.append("kill_and_recover needs the killed phase and the recovering one")
-    settings = set(AIM_FIELDS)
-    if not set(scenario.options) <= settings - {"hold"}:
+    aim_fields = set(AIM_FIELDS)
+    if not set(scenario.options) <= aim_fields - {"hold"}:
         problems.append(
-            f"options {sorted(scenario.options)!r} must be among {sorted(settings - {'hold'})} "
+            f"options {sorted(scenario.options)!r} must be among {sorted(aim_fields - {'hold'})} "
             "(hold: a fault that holds a call)"
         )
-    if not set(scenario.refuses) <= settings:
-        problems.append(f"refuses {sorted(scenario.refuses)!r} must be among {sorted(settings)}")
+    if not set(scenario.refuses) <= aim_fields:
+        problems.append(f"refuses {sorted(scenario.refuses)!r} must be among {sorted(aim_fields)}")
     if scenario.read_options & set(scenario.refuses):
         problems.append("refuses an option it reads")
     if not set(scenario.selected_by) <= scenario.read_options:

@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from plugpull import boundaries, checks, reaper
@@ -142,8 +142,9 @@ def run_point(target: Target, point: str, settings: Settings | None = None, runt
     side, _, label = point.partition(" ")
     if side not in POINTS:
         raise ValueError(f"unknown point {point!r}; known: {', '.join(POINTS)}")
-    if settings.aim.hold is None and target.aim.hold is not None:
-        settings = settings.aimed(hold=target.aim.hold)
+    # A variant's own held call where the run holds none (Aim.over); power-loss has no built-ins of its own and adopts
+    # no variant with a sibling or saves (KillAndRecover.aimed_elsewhere), so there are none to take.
+    settings = replace(settings, aim=settings.aim.over(target.aim))
     began = time.monotonic()
     ev = PowerLossEvidence(
         **steps.killed_line(point, settings),

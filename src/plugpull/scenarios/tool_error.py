@@ -68,8 +68,9 @@ MESSAGES = {"ToolFault": "{name}: connection reset by peer", "ToolTimeout": "{na
 
 def run_point(target: Target, point: str, settings: Settings, runtime: Runtime) -> Result:
     side, fault = FAULTS[point]
-    if settings.aim.hold is None and target.aim.hold is not None:
-        settings = settings.aimed(hold=target.aim.hold, sibling=target.aim.sibling)
+    # A two-tool variant's own held call and sibling where the run holds none (Aim.over); no tool-error target carries
+    # saves (adopt refuses them and none of its built-ins has any), so there are none to take.
+    settings = replace(settings, aim=settings.aim.over(target.aim))
     # parallel-one-raised waits for the sibling call to be answered before the held one raises; the other points
     # fault the held call alone.
     sibling = settings.aim.sibling

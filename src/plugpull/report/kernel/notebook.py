@@ -30,6 +30,7 @@ from plugpull.report.kernel import claims, record, versions
 from plugpull.results import Result, Verdict
 from plugpull.results import lines as results_lines
 from plugpull.scenarios import Runtime, Settings
+from plugpull.scenarios.contract import Scenario
 from plugpull.suite import run_plan, run_scenario
 from plugpull.targets import BUILT_INS, Target
 
@@ -750,7 +751,7 @@ def finding_lines(
     if made is not None:
         return made
     chosen, said = select_installed(names, options)
-    adopted = [a for a in (scenario.adopt(t, REGISTRY.get(t.scenario)) for t in chosen) if a is not None]
+    adopted = [a for a in (REGISTRY.adopt(scenario.name, t) for t in chosen) if a is not None]
     if scenario.lines_per is None:
         return adopted, said
     values = list(parameters[scenario.finding_parameter] or [])
@@ -792,7 +793,6 @@ VIEWS = {
     "boundary-table": _view("", lambda results: _show(boundary_table(results))),
     "cut-losses": _view(CUTS_HEADING, lambda results: print(power_cut_losses(results))),
 }
-DEFAULT_VIEWS = ("table", "plot")
 
 
 def report(
@@ -811,8 +811,9 @@ def report(
     the built-ins whose framework this kernel can import), else the one built-in ``target`` or the user's ``agent``
     under ``scenario``; a parameter a scenario names as its ``finding_parameter`` makes the lines that scenario's
     (``from_python``: an upgrade pair, release A's interpreter; ``boundaries``: a boundary map; ``cuts``: power
-    cuts), which it selects and shows as it declares (:func:`finding_lines`, :data:`VIEWS`). ``apart``: a kernel without the framework (one that cannot be
-    installed beside plugpull's defaults) records no results instead of failing. The record's parameters are the
+    cuts), which it selects and shows as it declares (:func:`finding_lines`, :data:`VIEWS`). ``apart``: a kernel
+    without the framework (one that cannot be installed beside plugpull's defaults) records no results instead of
+    failing. The record's parameters are the
     notebook's, without the harness's own (:data:`HARNESS_ONLY`).
     """
     commit = parameters.get("plugpull_commit")
@@ -875,7 +876,7 @@ def report(
         env["servers"] = servers
     print(f"{len(results)} results in {seconds:.1f} s")
 
-    for view in shape.views if shape is not None else DEFAULT_VIEWS:
+    for view in (shape or Scenario).views:  # the contract's default: a table and the plot
         VIEWS[view](results)
     _markdown(f"## Result lines\n\n{LINES_TEXT}")
     from IPython.display import display
