@@ -22,6 +22,7 @@ import tarfile
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -169,12 +170,38 @@ def snapshot(job: pipeline.Job, root: Path) -> bytes:
     src = root / "src"
     if src.is_dir():
         wanted += sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return pack(root, wanted)
+
+
+def pack(root: Path, paths: list[Path]) -> bytes:
+    """A tar.gz of the files among ``paths`` (each once, named relative to ``root``): a job's snapshot."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in dict.fromkeys(wanted):
+        for path in dict.fromkeys(paths):
             if path.is_file():
                 tar.add(path, arcname=path.relative_to(root).as_posix(), recursive=False)
     return buffer.getvalue()
+
+
+@contextmanager
+def unpacked(snapshot: bytes, prefix: str) -> Iterator[Path]:
+    """A scratch folder (named ``prefix``..., in the worker's own local directory when there is one) with
+    ``snapshot`` unpacked in its ``repo``; always removed afterwards.
+
+    In the worker's directory because a worker killed mid-job (its nanny kills it on close, or the machine's OOM
+    killer) never reaches the removal, and distributed removes a dead worker's directory when the next worker
+    starts (distributed/diskutils.py, WorkSpace).
+    """
+    scratch = Path(tempfile.mkdtemp(prefix=prefix, dir=_worker_directory()))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(snapshot), mode="r:gz") as tar:
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4: no paths outside root
+                tar.extractall(scratch / "repo", filter="data")
+            else:
+                tar.extractall(scratch / "repo")
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 # A worker process runs one job at a time: execution.kernel_environ edits os.environ for the kernel it starts.
@@ -183,42 +210,30 @@ _ONE_AT_A_TIME = threading.Lock()
 
 def work(spec: dict[str, Any]) -> dict[str, Any]:
     """On a worker: unpack the snapshot, check the lock's hash, run the job; the run's files as bytes."""
-    with _ONE_AT_A_TIME:
-        # In the worker's own local directory when there is one: a worker killed mid-job (its nanny kills it
-        # on close, or the machine's OOM killer) never reaches the finally below, and distributed removes a
-        # dead worker's directory when the next worker starts (distributed/diskutils.py, WorkSpace).
-        scratch = Path(tempfile.mkdtemp(prefix="plugpull-worker-", dir=_worker_directory()))
-        try:
-            root = scratch / "repo"
-            with tarfile.open(fileobj=io.BytesIO(spec["snapshot"]), mode="r:gz") as tar:
-                if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4: no paths outside root
-                    tar.extractall(root, filter="data")
-                else:
-                    tar.extractall(root)
-            finding = load_finding(root / FINDINGS_DIR / spec["finding"], root)
-            pin = finding.pin(spec["pin"])
-            got = hashlib.sha256(pin.requirements.read_bytes()).hexdigest()
-            if got != spec["lock_sha256"]:
-                raise RuntimeError(f"lock {pin.requirements.name} arrived with sha256 {got}, not {spec['lock_sha256']}")
-            job = pipeline.Job(finding, pin, spec["parameters"])
-            if spec["environment"] == "current":
-                prefix = scratch / "kernels"
-                make_env: Callable[[pipeline.Job], KernelEnv] = lambda _job: environment.current(prefix)  # noqa: E731
-            else:
-                make_env = pipeline.locked_env
-            outcome = pipeline.run(job, commit=spec["commit"], make_env=make_env, out_root=root)
-            return {
-                "finding": finding.id,
-                "pin": pin.name,
-                "error": outcome.error,
-                "status": outcome.status,
-                "verdicts": outcome.verdicts,
-                "phases": outcome.phases,
-                "files": {suffix: path.read_bytes() for suffix, path in outcome.files.items()},
-                "worker": _worker_address(),
-            }
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+    with _ONE_AT_A_TIME, unpacked(spec["snapshot"], "plugpull-worker-") as scratch:
+        root = scratch / "repo"
+        finding = load_finding(root / FINDINGS_DIR / spec["finding"], root)
+        pin = finding.pin(spec["pin"])
+        got = hashlib.sha256(pin.requirements.read_bytes()).hexdigest()
+        if got != spec["lock_sha256"]:
+            raise RuntimeError(f"lock {pin.requirements.name} arrived with sha256 {got}, not {spec['lock_sha256']}")
+        job = pipeline.Job(finding, pin, spec["parameters"])
+        if spec["environment"] == "current":
+            prefix = scratch / "kernels"
+            make_env: Callable[[pipeline.Job], KernelEnv] = lambda _job: environment.current(prefix)  # noqa: E731
+        else:
+            make_env = pipeline.locked_env
+        outcome = pipeline.run(job, commit=spec["commit"], make_env=make_env, out_root=root)
+        return {
+            "finding": finding.id,
+            "pin": pin.name,
+            "error": outcome.error,
+            "status": outcome.status,
+            "verdicts": outcome.verdicts,
+            "phases": outcome.phases,
+            "files": {suffix: path.read_bytes() for suffix, path in outcome.files.items()},
+            "worker": _worker_address(),
+        }
 
 
 def _worker_directory() -> str | None:

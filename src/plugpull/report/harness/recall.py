@@ -36,7 +36,6 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import hashlib
-import io
 import json
 import os
 import platform
@@ -44,7 +43,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import Counter
@@ -264,7 +262,6 @@ class Check:
 
 
 def run_check(mutant: Mutant, python: Path, timeout: float = 300) -> Check:
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="plugpull-recall-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PLUGPULL_")}
@@ -481,16 +478,13 @@ def job_spec(job: Job, root: Path, pins: bytes, lines_at_once: int) -> dict[str,
 def snapshot(root: Path, job: Job) -> bytes:
     """A tar.gz of what one job reads from the repository: what installing plugpull copies (pyproject.toml, README,
     LICENSE, src/), uv.lock, and the mutant's folder (its patch, its check and the helpers the check imports)."""
+    from plugpull.report.harness.executors import pack
+
     wanted = [root / name for name in ("pyproject.toml", "uv.lock", "README.md", "LICENSE")]
     wanted += sorted(p for p in (root / "src").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     if job.mutant is not None:
         wanted += sorted(p for p in job.mutant.patch.parent.iterdir() if p.is_file())
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for path in wanted:
-            if path.is_file():
-                tar.add(path, arcname=path.relative_to(root).as_posix(), recursive=False)
-    return buffer.getvalue()
+    return pack(root, wanted)
 
 
 def work(spec: dict[str, Any]) -> dict[str, Any]:
@@ -498,19 +492,11 @@ def work(spec: dict[str, Any]) -> dict[str, Any]:
     outcome with the worker's address; the scratch folder is always removed."""
     from plugpull.report.harness import executors
 
-    scratch = Path(tempfile.mkdtemp(prefix="plugpull-recall-worker-", dir=executors._worker_directory()))
-    try:
+    with executors.unpacked(spec["snapshot"], "plugpull-recall-worker-") as scratch:
         root = scratch / "repo"
-        with tarfile.open(fileobj=io.BytesIO(spec["snapshot"]), mode="r:gz") as tar:
-            if hasattr(tarfile, "data_filter"):  # Python >= 3.10.12 / 3.11.4: no paths outside root
-                tar.extractall(root, filter="data")
-            else:
-                tar.extractall(root)
         mutant = load_mutants(root, [spec["mutant"]])[0] if spec["mutant"] else None
         out = run_job(root, Job(spec["framework"], mutant, spec["n"]), spec["pins"], spec["jobs"])
         return {**out, "worker": executors._worker_address()}
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run(root: Path, mutants: list[Mutant], jobs: int, runner: Local | Dask | None = None) -> dict[str, Any]:
