@@ -17,7 +17,8 @@ import pytest
 
 from plugpull.testing import run
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "clients" / "js" / "examples"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "clients" / "js" / "examples"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not on PATH (.ci/run installs Debian's nodejs)")
 
@@ -182,11 +183,45 @@ def test_the_js_agents_sdk_approval_app_keeps_the_promises_of_its_python_twin(de
 @needs_openai_agents_js
 def test_the_js_sdks_framework_only_witness_runs_the_approved_tool_once_per_restore_of_one_saved_state():
     # No plugpull in the process: the SDK alone, restoring one saved RunState twice, runs the tool twice (what the
-    # plain design's double-resume FAIL says).
-    import subprocess
+    # plain design's double-resume FAIL says). Run as `plugpull report` runs a JavaScript witness: copied into a
+    # fresh cwd beside the packages (here the example's node_modules), its last stdout line the witness contract.
+    from plugpull.report.harness import witness
 
-    done = subprocess.run(
-        [NODE or "node", str(OPENAI_AGENTS / "witness-restore-twice.mjs")], capture_output=True, text=True, timeout=60
+    script = ROOT / "findings" / "openai-agents-js-approval" / "witness" / "witness-restore-twice.mjs"
+    prepare = witness._node_prepare(script, [], OPENAI_AGENTS / "node_modules", ROOT / "clients" / "js")
+    done = witness.run_once([], 60, prepare=prepare)
+    assert done["exit_code"] == 1, done
+    output = done["output"]
+    assert (output["verdict"], output["counts"], output["outputs"]) == ("FAIL", {"refund": 2}, ["done", "done"]), done
+    assert (
+        output["version"] == json.loads((OPENAI_AGENTS / "package.json").read_text())["dependencies"]["@openai/agents"]
     )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"interruptions": 1, "executions": 2, "outputs": ["done", "done"]}
+
+
+@needs_openai_agents_js
+def test_the_js_agents_sdk_runstate_app_keyed_by_its_saved_tool_call_id_survives_both_kills_as_its_python_twin():
+    # agent.mjs, the twin of src/plugpull/targets/openai_agents_runstate.py: the approved RunState.toString() saved
+    # before the tool runs, RunState.fromString() + run() in the resume process. The refund's key is the model's
+    # call id (details.toolCall.callId), kept in the saved state: both kills end with one refund and the clean
+    # run's answer, as the Python twin's lines do.
+    results = run(shlex.join([NODE or "node", str(OPENAI_AGENTS / "agent.mjs")]), scenario="kill-mid-tool", timeout=60)
+    assert [(r.point, r.verdict.value) for r in results] == [("before-effect", "PASS"), ("after-effect", "PASS")], repr(
+        results
+    )
+    for result, start_recorded in zip(results, (False, True), strict=True):
+        assert_proven_kill(result)
+        evidence = result.evidence
+        # The reply id the scripted model makes up per call is announced as result_ignore, as the Python target's
+        # Target(result_ignore=("reply_id",)).
+        assert evidence["result_ignore"] == ["reply_id"], evidence
+        answer = "Refunded A-1001 (0 later note(s) read; reply <reply id>)."
+        assert [g["answer"] for g in evidence["golden"]] == [answer]
+        assert [r["answer"] for r in evidence["resumed"]] == [answer]
+        # One refund call in start (held) and one in resume, with the same key: the restored state's call id.
+        start, resume = evidence["calls"]
+        assert (start["phase"], resume["phase"]) == ("start", "resume"), evidence["calls"]
+        assert start["key"] == resume["key"] and start["key"].startswith("call_"), evidence["calls"]
+        # before-effect: the held call was not recorded, resume's is; after-effect: resume's repeats a known key.
+        assert (start["recorded"], resume["recorded"]) == (start_recorded, not start_recorded), evidence["calls"]
+    locked = json.loads((OPENAI_AGENTS / "package-lock.json").read_text())["packages"]["node_modules/@openai/agents"]
+    assert (results[0].framework, results[0].version) == ("openai-agents-js", locked["version"])

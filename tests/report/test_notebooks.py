@@ -333,6 +333,8 @@ def test_every_pin_set_is_a_hash_locked_file_that_pins_the_kernels_needs(finding
     for pin in finding.pins:
         pin.check_locked()
         names = set(re.findall(r"^([a-z0-9][a-z0-9._-]*)==", pin.requirements.read_text(), re.M))
+        if pin.npm is not None:  # the framework is an npm package; the Python lock is the kernel's alone
+            names |= set(json.loads((pin.npm / "package.json").read_text())["dependencies"])
         assert {"ipykernel", "pandas", "matplotlib"} <= names and names & set(finding.frameworks), pin.name
 
 

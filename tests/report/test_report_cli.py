@@ -275,6 +275,8 @@ def test_the_committed_records_and_results_page_pass_check(capsys):
 def copy_of_this_repository(dest):
     for name in ("findings", "docs", "notebooks"):
         shutil.copytree(ROOT / name, dest / name)
+    # The JavaScript findings run the examples in place (their agent is a path into clients/js/examples).
+    shutil.copytree(ROOT / "clients" / "js", dest / "clients" / "js", ignore=shutil.ignore_patterns("node_modules"))
     for name in ("README.md", "pyproject.toml"):
         shutil.copy(ROOT / name, dest / name)
     return dest
@@ -415,3 +417,9 @@ def test_check_and_regenerate_read_each_record_once_and_a_later_command_reads_th
     path.write_text(json.dumps(doc))
     [(_, again)] = history.valid_records(repo)
     assert again["results"][0]["verdict"] == "ERROR" and parsed == [path, path]
+
+
+def test_a_sweep_of_a_finding_with_npm_pin_sets_is_one_line_before_anything_runs(capsys):
+    # Sweeps list releases on the Python package index; an npm finding's pin sets are written with npm.write_pins.
+    line = exit_2(capsys, "sweep", "langgraphjs-kill-mid-tool", "--versions", ">=1")
+    assert "langgraphjs-kill-mid-tool pins npm releases" in line and line.startswith("plugpull report sweep: ")

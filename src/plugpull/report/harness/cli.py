@@ -709,6 +709,11 @@ def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
     from plugpull.report.harness import package_index, sweep
 
     parameters = job_parameters(finding, overrides_of(args))
+    if any(pin.npm is not None for pin in finding.pins):
+        raise UsageError(
+            f"sweep lists a framework's releases on the Python package index; {finding.id} pins npm releases"
+            " (docs/report.md, \"npm pin sets\": write each with npm.write_pins)"
+        )
     try:
         environment.uv_binary()
         project, versions = sweep.listed(finding.framework, args.versions, package_index.configured(start=root))

@@ -79,6 +79,9 @@ class KernelEnv:
     # An upgrade pair's start environment (release A): its Python, given to the notebook as from_python.
     start_python: Path | None = None
     start_lock_sha256: str | None = None
+    # An npm pin set's installed packages (report/harness/npm.py), staged beside the agent; None for PyPI.
+    node_modules: Path | None = None
+    npm_lock_sha256: str | None = None
 
 
 def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> None:

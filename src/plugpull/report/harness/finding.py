@@ -65,6 +65,9 @@ class PinSet:
     # An upgrade pair (resume-after-upgrade): the lock of the release the run starts on (A); the
     # kernel, and the resume, run in ``requirements`` (B). None for an ordinary pin set.
     start: Path | None = None
+    # An npm pin set (a JavaScript framework's release): the folder of its package.json and package-lock.json
+    # (report/harness/npm.py); ``requirements`` is then the kernel's own Python environment. None for PyPI.
+    npm: Path | None = None
 
     def locks(self) -> list[Path]:
         """Every lock file this pin set needs an environment for: A's (if a pair), then the kernel's."""
@@ -74,6 +77,10 @@ class PinSet:
         """Every requirement is pinned with ``==`` and carries a hash, as ``--require-hashes`` needs."""
         for lock in self.locks():
             self._check_lock(lock)
+        if self.npm is not None:
+            from plugpull.report.harness import npm
+
+            npm.check_locked(self.npm, f"pin set {self.name!r}")
 
     def _check_lock(self, lock: Path) -> None:
         if not lock.is_file():
@@ -89,6 +96,17 @@ class PinSet:
                     f"pin set {self.name!r}: {lock}: {first!r} is not pinned "
                     "with == and a --hash (regenerate it with uv pip compile --generate-hashes)"
                 )
+
+
+@dataclass(frozen=True)
+class Twin:
+    """finding.toml's ``[twin]``: the lines of ``finding`` (those of ``framework``) that this finding's lines mirror.
+    A twin line matches one of this finding's when it has the same point and every option of it; ``options`` picks
+    among the twin's own extra variants where it has that option (``model_step = "raced"``: the unaimed one)."""
+
+    finding: str
+    framework: str
+    options: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,25 +131,65 @@ class Finding:
     # A user's agent as the target (finding.toml ``agent = "agent.py --flag"``, relative to the finding's folder)
     # and the scenario it runs under (``scenario = "resume-after-approval"``); None for a built-in target.
     agent: str | None = None
+    # finding.toml's ``agent`` as a table of variants (``"key=none" = "agent.mjs no-key"``): each command is a line
+    # of its own with those options, as a built-in's variants are. Empty for one command; ``agent`` is then the first.
+    agent_variants: tuple[tuple[str, str], ...] = ()
     scenario: str | None = None
     # The finding's framework cannot be installed beside plugpull's default ones (CrewAI): a kernel without it
     # records no results instead of failing (finding.toml ``apart = true``).
     apart: bool = False
     # The claim stubs finding.toml still holds (``todo = "..."``): one line each, for `report check`.
     stubs: tuple[str, ...] = ()
+    # The finding in another language this one is the twin of (finding.toml ``[twin]``: finding, framework, options),
+    # set beside it line by line on docs/twins.md (report/harness/twins.py). None for most.
+    twin: Twin | None = None
+
+    def commands(self) -> list[tuple[str, str]]:
+        """(options label, command) of each agent variant; one with label "" for a single ``agent`` command."""
+        if self.agent is None:
+            return []
+        return list(self.agent_variants) or [("", self.agent)]
 
     def agent_script(self) -> Path | None:
-        """The agent's file (the first word of ``agent``) in the finding's folder; None for a built-in target."""
-        return None if self.agent is None else self.directory / shlex.split(self.agent)[0]
+        """The agent's file (the first word of ``agent``): in the finding's folder, or a path from it that stays in the
+        repository (``../../clients/js/examples/openai-agents/approval.mjs``: an example the finding runs as it is,
+        not a copy of it); None for a built-in target."""
+        return None if self.agent is None else (self.directory / shlex.split(self.agent)[0]).resolve()
+
+    def kernel_agent(self) -> str | dict[str, str] | None:
+        """The agent's command as the kernel runs it: its file by name (staged beside the kernel), then its arguments;
+        a table of them by options label for variants."""
+        if self.agent is None:
+            return None
+
+        def by_name(command: str) -> str:
+            words = shlex.split(command)
+            return shlex.join([Path(words[0]).name, *words[1:]])
+
+        if self.agent_variants:
+            return {label: by_name(command) for label, command in self.agent_variants}
+        return by_name(self.agent)
+
+    def agent_path(self) -> str | None:
+        """The agent's command with its file named from the repository's root (what the pages print); for variants,
+        the file and their labels."""
+        script = self.agent_script()
+        if script is None or self.agent is None:
+            return None
+        where = script.relative_to(self.root.resolve()).as_posix()
+        if self.agent_variants:
+            return f"{where} ({', '.join(label for label, _ in self.agent_variants)})"
+        return shlex.join([where, *shlex.split(self.agent)[1:]])
 
     def staged(self) -> list[Path]:
         """The files a run copies next to the kernel (its folder :data:`AGENT_FOLDER`): the agent and the other
-        ``*.py`` files at the top of the finding's folder, which it may import (into record.AGENT_FOLDER). The kernel
-        runs in a scratch folder with plugpull installed as a copy, so it cannot reach the repository's findings/."""
+        scripts at the top of its folder (``*.py``, ``*.mjs``, ``*.js``, ``*.cjs``), which it may import (into
+        record.AGENT_FOLDER). The kernel runs in a scratch folder with plugpull installed as a copy, so it cannot
+        reach the repository's findings/."""
         script = self.agent_script()
         if script is None:
             return []
-        return sorted({script, *(p for p in self.directory.glob("*.py") if p.is_file())})
+        return sorted({script, *(p for p in script.parent.iterdir() if p.suffix in AGENT_SUFFIXES and p.is_file())})
 
     def line_repeats(self) -> list[dict[str, Any]]:
         """The notebooks' ``line_repeats`` parameter: the lines that run more than ``repeats`` times."""
@@ -162,7 +220,7 @@ def load_finding(directory: Path, root: Path) -> Finding:
     pins = tuple(_pin_set(p, directory, path) for p in data["pins"])
     pins += generated_pins(directory, {p.name for p in pins})
     frameworks = _names(data["framework"], path, "framework")
-    agent, scenario = _agent(data, directory, path)
+    agent, variants, scenario = _agent(data, directory, path)
     targets = (AGENT_TARGET,) if agent is not None else _names(data["target"], path, "target")
     # A claim stub (``todo = "..."``, as `plugpull report new` writes one per point) is not a claim yet: it is left out
     # of the claims, so the finding runs, and `report check` lists it until someone writes it and deletes `todo`.
@@ -195,41 +253,89 @@ def load_finding(directory: Path, root: Path) -> Finding:
         targets=targets,
         claims=claims,
         agent=agent,
+        agent_variants=variants,
         scenario=scenario,
         apart=bool(data.get("apart", False)),
         stubs=tuple(stubs),
+        twin=_twin(data.get("twin"), path),
     )
 
 
+def _twin(data: Any, path: Path) -> Twin | None:
+    if data is None:
+        return None
+    options = data.get("options", {}) if isinstance(data, dict) else None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("finding"), str)
+        or not isinstance(data.get("framework"), str)
+        or not isinstance(options, dict)
+        or not all(isinstance(v, str) for v in options.values())
+        or set(data) - {"finding", "framework", "options"}
+    ):
+        raise FindingError(f"{path}: [twin] is finding = 'ID', framework = 'NAME' and options = {{ ... }} (optional)")
+    return Twin(data["finding"], data["framework"], dict(options))
+
+
+#: The agent files a run stages beside the kernel: Python, and JavaScript that a pin set's node runs.
+AGENT_SUFFIXES = (".py", ".mjs", ".js", ".cjs")
 #: What a finding whose target is a user's agent lists as its target (Result.target_name of an --agent line).
 AGENT_TARGET = "agent"
 
 
-def _agent(data: dict[str, Any], directory: Path, path: Path) -> tuple[str | None, str | None]:
-    """finding.toml's ``agent`` (a command whose first word is a file in the finding's folder) and ``scenario``."""
+def _agent(
+    data: dict[str, Any], directory: Path, path: Path
+) -> tuple[str | None, tuple[tuple[str, str], ...], str | None]:
+    """finding.toml's ``agent`` (a command whose first word is a file in the finding's folder, or a path from it inside
+    the repository), its variants when it is a table of options label -> command (one folder for all), and
+    ``scenario``."""
     from plugpull.scenarios.registry import REGISTRY
 
     agent, scenario = data.get("agent"), data.get("scenario")
     if agent is None:
         if scenario is not None:
             raise FindingError(f"{path}: scenario is for an agent target (agent = '...'); a built-in runs its own")
-        return None, None
+        return None, (), None
     if "target" in data:
         raise FindingError(f"{path}: a finding has target (a built-in) or agent (a command), not both")
-    try:
-        words = shlex.split(agent) if isinstance(agent, str) else []
-    except ValueError as exc:
-        raise FindingError(f"{path}: agent {agent!r}: {exc}") from None
-    if not words:
-        raise FindingError(f"{path}: agent must be a command whose first word is a file here, e.g. 'agent.py --flag'")
-    script = directory / words[0]
-    if Path(words[0]).is_absolute() or ".." in Path(words[0]).parts or not script.is_file():
-        raise FindingError(f"{path}: agent {words[0]!r} is not a file in {directory.name}/ (the finding's folder)")
+    variants: tuple[tuple[str, str], ...] = ()
+    if isinstance(agent, dict):
+        variants = tuple(agent.items())
+        if not variants or not all(isinstance(v, str) and isinstance(k, str) and _LABEL.match(k) for k, v in variants):
+            raise FindingError(f'{path}: agent as a table is options -> command, e.g. "key=none" = "agent.mjs no-key"')
+    commands = [v for _, v in variants] or [agent]
+    folders = set()
+    for command in commands:
+        try:
+            words = shlex.split(command) if isinstance(command, str) else []
+        except ValueError as exc:
+            raise FindingError(f"{path}: agent {command!r}: {exc}") from None
+        if not words:
+            raise FindingError(
+                f"{path}: agent must be a command whose first word is a file here, e.g. 'agent.py --flag'"
+            )
+        script = (directory / words[0]).resolve()
+        root = directory.resolve().parent.parent
+        inside = script.is_relative_to(directory.resolve()) or (
+            script.is_relative_to(root) and script.suffix in AGENT_SUFFIXES
+        )
+        if Path(words[0]).is_absolute() or not inside or not script.is_file():
+            raise FindingError(
+                f"{path}: agent {words[0]!r} is not a file in {directory.name}/ (the finding's folder) or a script"
+                f" ({', '.join(AGENT_SUFFIXES)}) from it inside the repository"
+            )
+        folders.add(script.parent)
+    if len(folders) > 1:
+        raise FindingError(f"{path}: the agent's variants run files of one folder (staged together)")
     # resume-after-upgrade takes two commands (one per release): not one agent.
     names = [n for n in REGISTRY.names() if n != "resume-after-upgrade"]
     if not isinstance(scenario, str) or scenario not in names:
         raise FindingError(f"{path}: an agent needs scenario = one of {', '.join(names)}")
-    return agent, scenario
+    return commands[0], variants, scenario
+
+
+#: An agent variant's label: options as a line names them (``key=none durability=sync``).
+_LABEL = re.compile(r"^[A-Za-z_][\w-]*=\S+( [A-Za-z_][\w-]*=\S+)*$")
 
 
 def _pin_set(data: Any, directory: Path, path: Path) -> PinSet:
@@ -240,10 +346,20 @@ def _pin_set(data: Any, directory: Path, path: Path) -> PinSet:
         or not isinstance(data.get("requirements"), str)
     ):
         raise FindingError(f"{path}: every [[pins]] needs name = '...' and requirements = 'pins/....txt'")
-    start = data.get("from")
+    start, npm = data.get("from"), data.get("npm")
     if start is not None and not isinstance(start, str):
         raise FindingError(f"{path}: pin set {data['name']!r}: from is the start release's lock file, a path")
-    return PinSet(data["name"], directory / data["requirements"], None if start is None else directory / start)
+    if npm is not None and (not isinstance(npm, str) or start is not None):
+        raise FindingError(
+            f"{path}: pin set {data['name']!r}: npm is the folder of a package.json and its package-lock.json"
+            " (not with from)"
+        )
+    return PinSet(
+        data["name"],
+        directory / data["requirements"],
+        None if start is None else directory / start,
+        None if npm is None else directory / npm,
+    )
 
 
 # The first line of a pin set's .in written by `plugpull report sweep` (report/harness/sweep.py). It names the

@@ -351,8 +351,8 @@ def shows_section(root: Path, findings: dict[str, Finding], newest: list[tuple[P
             if page.is_file()
             else f"[docs/results.md](../docs/results.md#{finding.id})"
         )
-        # A user's agent is named by its command in the finding's folder, not by the word "agent".
-        names = [f"findings/{finding.id}/{finding.agent}"] if finding.agent is not None else finding.targets
+        # A user's agent is named by its command from the repository's root, not by the word "agent".
+        names = [finding.agent_path()] if finding.agent is not None else finding.targets
         targets = ", ".join(f"`{t}`" for t in names)
         out.append(f"| {targets} | {', '.join(scenarios) or '—'} | {markdown.cell(shows)} | {details} |")
     return "\n".join(out) + (
@@ -405,6 +405,10 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
     kind, _, arg = name.partition(" ")
     if kind == "shows" and not arg:
         return shows_section(root, findings, newest)
+    if kind == "twins" and not arg:
+        from plugpull.report.harness import twins
+
+        return twins.section(findings, newest)
     if kind == "scorecard-picture" and not arg:
         return scorecard.picture_caption(root, findings, newest)
     if kind == "kinds" and arg in findings:
@@ -419,7 +423,7 @@ def section(root: Path, name: str, findings: dict[str, Finding], newest: list[tu
         return summary.flips_section(root, findings[arg])
     raise FindingError(
         f"unknown generated section {name!r} (known: matrix FINDING-ID, upgrade-matrix FINDING-ID, flips FINDING-ID, "
-        "kinds FINDING-ID, shows, scorecard-picture)"
+        "kinds FINDING-ID, shows, scorecard-picture, twins)"
     )
 
 
@@ -688,6 +692,10 @@ def check(root: Path, only: set[str] | None = None) -> list[str]:
     from plugpull.report.harness import summary  # summary reads pages' sections: imported when used
 
     for finding in findings.values():
+        if finding.twin is not None and finding.twin.finding not in findings:
+            found.append(
+                f"findings/{finding.id}/finding.toml: [twin] finding {finding.twin.finding!r} is not a finding"
+            )
         if only is None or finding.id in only:
             found += finding_problems(root, finding, newest)
             found += summary.problems(root, finding)

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugpull.report.harness import environment, history, ipynb, machine_paths, witness
+from plugpull.report.harness import environment, history, ipynb, machine_paths, npm, witness
 from plugpull.report.harness.environment import KernelEnv
 from plugpull.report.harness.finding import FINDINGS_DIR, Finding, PinSet
 from plugpull.report.kernel import claims, record, versions
+from plugpull.report.kernel.record import AGENT_FOLDER
 from plugpull.results import SCHEMA, redact
 
 #: Parameters plugpull report sets itself; -p cannot override them. ``from_python`` only for an
@@ -122,6 +123,12 @@ def inputs(finding: Finding) -> list[str]:
     wanted = ["src", "pyproject.toml", finding.directory.relative_to(root).as_posix()]
     if finding.notebook.is_relative_to(root):
         wanted.append(finding.notebook.relative_to(root).as_posix())
+    # An agent outside the finding's folder (an example it runs as it is) and the files staged with it.
+    for path in finding.staged():
+        if path.is_relative_to(root.resolve()) and not path.is_relative_to(finding.directory.resolve()):
+            wanted.append(path.relative_to(root.resolve()).as_posix())
+    if any(pin.npm is not None for pin in finding.pins):
+        wanted += [f"{npm.CLIENT_SOURCE}/{name}" for name in npm.CLIENT_FILES]
     for claim in finding.claims:
         for expectation in claim.expect:
             witness = expectation.support.witness
@@ -241,6 +248,11 @@ def locked_env(job: Job) -> KernelEnv:
     """The kernel's environment; for an upgrade pair also the start release's (both cached the same way)."""
     start = environment.ensure(job.pin.start, job.finding.root) if job.pin.start is not None else None
     env = environment.ensure(job.pin.requirements, job.finding.root)
+    if job.pin.npm is not None:
+        installed = npm.ensure(job.pin.npm)
+        env.node_modules, env.npm_lock_sha256 = installed.node_modules, installed.lock_sha256
+        env.phases = {**env.phases, **installed.phases}
+        env.reused = env.reused and installed.reused
     if start is not None:
         env.start_python, env.start_lock_sha256 = start.python, start.lock_sha256
         env.phases = {k: env.phases.get(k, 0.0) + start.phases.get(k, 0.0) for k in {*env.phases, *start.phases}}
@@ -293,7 +305,10 @@ def run(
         if pin.start is not None:
             parameters["from_python"] = str(env.start_python) if env is not None and env.start_python else None
         if env is not None:
-            # A user's agent (finding.toml agent = ...) is copied next to the kernel, which cannot reach findings/.
+            # A user's agent (finding.toml agent = ...) is copied next to the kernel, which cannot reach findings/;
+            # an npm pin set's packages go beside it, with the repository's Node client.
+            if env.node_modules is not None:
+                npm.stage(env.node_modules, scratch / AGENT_FOLDER, finding.root / npm.CLIENT_SOURCE)
             nb_run = ipynb.execute(finding.notebook, notebook_out, env, parameters, scratch, stage=finding.staged())
             outcome.phases.update(nb_run.phases)
             outcome.error = nb_run.error
@@ -351,6 +366,8 @@ def run(
             env.start_python if env is not None and pin.start is not None else None,
             unavailable=outcome.error,
             progress=progress,
+            node_modules=env.node_modules if env is not None else None,
+            client=finding.root / npm.CLIENT_SOURCE,
         )
         outcome.phases["witnesses"] = time.monotonic() - witnessed
         doc["schema"] = SCHEMA  # the pipeline's fields (load, witnesses) make it this schema whoever wrote the rest
@@ -382,6 +399,14 @@ def run(
                     "from_lock_sha256": env.start_lock_sha256 if env else None,
                 }
                 if pin.start is not None
+                else {}
+            ),
+            **(
+                {
+                    "npm_lock": (pin.npm / "package-lock.json").relative_to(finding.root).as_posix(),
+                    "npm_lock_sha256": env.npm_lock_sha256 if env else None,
+                }
+                if pin.npm is not None
                 else {}
             ),
             "kernel": env.kernel if env else None,

@@ -134,7 +134,7 @@ def call_cell(finding: Finding) -> str:
     args = [_flat(finding.id), literal(list(finding.frameworks), 4, WIDTH - 5)]
     args.append("dict(\n" + "".join(f"        {n}={n},\n" for n in names) + "    )")
     if finding.agent is not None:
-        args += [f"agent={_flat(finding.agent)}", f"scenario={_flat(finding.scenario)}"]
+        args += [f"agent={literal(finding.kernel_agent(), 4, WIDTH - 10)}", f"scenario={_flat(finding.scenario)}"]
     elif "targets" not in finding.parameters:
         args.append(f"target={_flat(finding.target)}")
     if finding.apart:

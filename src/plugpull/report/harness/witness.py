@@ -77,8 +77,14 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def run_once(argv: list[str], timeout: float, base_env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """One run of a witness: ``argv`` in a fresh temporary cwd (removed after), its output stored bounded."""
+def run_once(
+    argv: list[str],
+    timeout: float,
+    base_env: Mapping[str, str] | None = None,
+    prepare: Callable[[Path], list[str]] | None = None,
+) -> dict[str, Any]:
+    """One run of a witness: ``argv`` in a fresh temporary cwd (removed after), its output stored bounded.
+    ``prepare(cwd)``, when given, lays the cwd out first and returns the argv to run there instead."""
     scratch = Path(tempfile.mkdtemp(prefix="plugpull-witness-"))
     work, tmp = scratch / "cwd", scratch / "tmp"
     work.mkdir()
@@ -88,6 +94,8 @@ def run_once(argv: list[str], timeout: float, base_env: Mapping[str, str] | None
     began = time.monotonic()
     run: dict[str, Any] = {"exit_code": None, "seconds": 0.0, "timed_out": False, "output": None, "stderr_tail": ""}
     try:
+        if prepare is not None:
+            argv = prepare(work)
         with out_path.open("wb") as out, err_path.open("wb") as err:
             try:
                 proc = subprocess.Popen(
@@ -118,6 +126,22 @@ def run_once(argv: list[str], timeout: float, base_env: Mapping[str, str] | None
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+JS_SUFFIXES = (".mjs", ".js", ".cjs")
+
+
+def _node_prepare(script: Path, args: list[str], node_modules: Path, client: Path) -> Callable[[Path], list[str]]:
+    """How a JavaScript witness's cwd is laid out: the script and the pin set's packages beside it."""
+    from plugpull.report.harness import npm
+
+    def prepare(work: Path) -> list[str]:
+        shutil.copyfile(script, work / script.name)
+        npm.stage(node_modules, work, client)
+        node, _ = npm.node_binaries()
+        return [node, str(work / script.name), *args]
+
+    return prepare
+
+
 def planned(finding: Finding, doc: Mapping[str, Any]) -> list[tuple[claims.Claim, claims.Witness]]:
     """The claims whose witness runs for this record: an expectation covers the record and the claim's
     framework is installed in it (read in the record's ``versions``)."""
@@ -138,11 +162,15 @@ def run_all(
     *,
     unavailable: str | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    node_modules: Path | None = None,
+    client: Path | None = None,
 ) -> list[dict[str, Any]]:
     """The record's ``witnesses``: one entry per planned claim, each run ``repeats`` times.
 
     ``python`` is the pin set's interpreter; None (no environment) stores every entry with ``error`` =
-    ``unavailable``. A script that is not on disk is an entry with ``error`` too.
+    ``unavailable``. A script that is not on disk is an entry with ``error`` too. A JavaScript witness
+    (``.mjs``, ``.js``, ``.cjs``) runs with ``node``, copied into its cwd beside the npm pin set's
+    ``node_modules`` (report/harness/npm.py: Node finds an ES module's packages from the file's folder up).
     """
     entries = []
     for claim, witness in planned(finding, doc):
@@ -170,7 +198,15 @@ def run_all(
         argv = [str(python), str(script), *witness.args]
         if start_python is not None:
             argv += ["--start-python", str(start_python)]
+        prepare = None
+        if script.suffix in JS_SUFFIXES:
+            if node_modules is None or client is None:
+                entry["error"] = (
+                    f"{witness.script} is JavaScript: it runs in an npm pin set's packages, and this has none"
+                )
+                continue
+            prepare = _node_prepare(script, list(witness.args), node_modules, client)
         for i in range(witness.repeats):
             progress(f"witness {witness.script} for {claim.label} ({i + 1}/{witness.repeats}) ...")
-            entry["runs"].append(run_once(argv, witness.timeout))
+            entry["runs"].append(run_once(argv, witness.timeout, prepare=prepare))
     return entries

@@ -292,9 +292,15 @@ def _witness(value: Any, where: str) -> Witness:
         raise ClaimError(f"{at}: unknown key {sorted(unknown)[0]!r}")
     script = value.get("script")
     # Relative to the finding's folder; "../other-finding/witness/x.py" shares another finding's witness (as
-    # pin sets share locks). Where it lands is checked against findings/ when it is run and by check.
-    if not isinstance(script, str) or not script.endswith(".py") or script.startswith(("/", "~")) or "\\" in script:
-        raise ClaimError(f"{at}: script is a .py path relative to the finding's folder, like 'witness/x.py'")
+    # pin sets share locks). Where it lands is checked against findings/ when it is run and by check. A JavaScript
+    # witness (.mjs, .js, .cjs) runs with node in an npm pin set's packages (report/harness/witness.py).
+    if (
+        not isinstance(script, str)
+        or not script.endswith((".py", ".mjs", ".js", ".cjs"))
+        or script.startswith(("/", "~"))
+        or "\\" in script
+    ):
+        raise ClaimError(f"{at}: script is a .py (or .mjs) path relative to the finding's folder, like 'witness/x.py'")
     args = value.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ClaimError(f"{at}: args is a list of strings")
@@ -733,7 +739,12 @@ def contradictions(claims: Iterable[Claim], record: Mapping[str, Any], where: st
 # 2 ERROR, and its output's verdict says the same; ERROR is never evidence.
 
 EXIT_CODES = {"PASS": 0, "FAIL": 1, "ERROR": 2}
-PLUGPULL_IMPORT = re.compile(r"^\s*(import|from)\s+plugpull\b", re.MULTILINE)
+#: A witness that imports plugpull: Python's ``import plugpull``/``from plugpull``, JavaScript's Node client
+#: (``from "plugpull-client"``, ``import("plugpull-client")``, ``require("plugpull-client")``).
+PLUGPULL_IMPORT = re.compile(
+    r"^\s*(import|from)\s+plugpull\b|(\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s*)[\"']plugpull-client[\"']",
+    re.MULTILINE,
+)
 
 
 @dataclass

@@ -12,10 +12,13 @@ import dataclasses
 import datetime as dt
 import html
 import importlib.metadata
+import json
 import os
 import platform
 import random
 import shlex
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -36,10 +39,28 @@ from plugpull.targets import BUILT_INS, Target
 
 
 def version_of(distribution: str) -> str | None:
+    """The installed version of a Python distribution, else of an npm package staged beside the kernel (an npm pin
+    set's node_modules in record.AGENT_FOLDER, report/harness/npm.py), else None."""
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
+        pass
+    try:
+        manifest = json.loads(
+            (Path.cwd() / record.AGENT_FOLDER / "node_modules" / distribution / "package.json").read_text()
+        )
+    except (OSError, ValueError):
         return None
+    version = manifest.get("version") if isinstance(manifest, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def node_version() -> str | None:
+    """``node --version`` when an npm pin set is staged beside the kernel (its agent runs with it), else None."""
+    if not (Path.cwd() / record.AGENT_FOLDER / "node_modules").is_dir() or shutil.which("node") is None:
+        return None
+    proc = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False)
+    return proc.stdout.strip() or None
 
 
 def environment(framework: str | list[str], plugpull_commit: str | None) -> dict[str, Any]:
@@ -61,6 +82,7 @@ def environment(framework: str | list[str], plugpull_commit: str | None) -> dict
             "plugpull": version_of("plugpull"),
             "plugpull_commit": plugpull_commit,
             "python": platform.python_version(),
+            **({"node": node} if (node := node_version()) else {}),
             "os": platform.platform(),
             "pandas": version_of("pandas"),
             "matplotlib": version_of("matplotlib"),
@@ -678,28 +700,42 @@ LINES_TEXT = (
 )
 
 
-def agent_targets(command: str, scenario: str, framework: str, folder: Path | None = None) -> tuple[list[Target], str]:
+def agent_targets(
+    command: str | dict[str, str], scenario: str, framework: str, folder: Path | None = None
+) -> tuple[list[Target], str]:
     """A finding's user agent (finding.toml ``agent = "agent.py --flag"``) as the target of ``scenario``, and a line
-    saying what runs.
+    saying what runs; for a table of variants (``{"key=none": "agent.mjs no-key", ...}``) one target per variant, its
+    options those of its label, as a built-in's variants are.
 
     The agent's files are in ``folder`` (default: record.AGENT_FOLDER in this kernel's working directory, where
     ``plugpull report run`` copies them); the agent runs there, a ``.py`` file with this kernel's python (the pin set's
-    venv), so its command names the file as finding.toml does and holds no path of this machine. Its lines are named
-    after the finding's framework (with the version the agent announces), as a built-in's are.
+    venv), a JavaScript file with ``node`` beside the npm pin set's packages, so its command names the file as
+    finding.toml does and holds no path of this machine. Its lines are named after the finding's framework (with the
+    version the agent announces), as a built-in's are.
     """
     from plugpull.scenarios.registry import REGISTRY
 
     folder = folder if folder is not None else Path.cwd() / record.AGENT_FOLDER
-    words = shlex.split(command)
-    if not words or not (folder / words[0]).is_file():
-        raise FileNotFoundError(
-            f"agent {command!r}: {words[0] if words else command!r} is not in {record.AGENT_FOLDER}/ beside this kernel;"
-            " plugpull report run --finding ID copies the finding's agent there"
-        )
-    argv = [sys.executable, *words] if words[0].endswith(".py") else [f"./{words[0]}", *words[1:]]
-    [target] = REGISTRY[scenario].agents([shlex.join(argv)])
-    target = replace(target, framework=framework)
-    return [target], f"agent {command}: {framework} {version_of(framework)}, scenario {scenario}"
+    variants = command if isinstance(command, dict) else {"": command}
+    chosen = []
+    for label, each in variants.items():
+        words = shlex.split(each)
+        if not words or not (folder / words[0]).is_file():
+            raise FileNotFoundError(
+                f"agent {each!r}: {words[0] if words else each!r} is not in {record.AGENT_FOLDER}/ beside this kernel;"
+                " plugpull report run --finding ID copies the finding's agent there"
+            )
+        if words[0].endswith(".py"):
+            argv = [sys.executable, *words]
+        elif words[0].endswith((".mjs", ".js", ".cjs")):
+            argv = ["node", *words]
+        else:
+            argv = [f"./{words[0]}", *words[1:]]
+        [target] = REGISTRY[scenario].agents([shlex.join(argv)])
+        options = dict(pair.split("=", 1) for pair in label.split()) if label else {}
+        chosen.append(replace(target, framework=framework, options=options))
+    shown = ", ".join(f"{label}: {each}" if label else each for label, each in variants.items())
+    return chosen, f"agent {shown}: {framework} {version_of(framework)}, scenario {scenario}"
 
 
 def _show(value: Any) -> None:
@@ -801,7 +837,7 @@ def report(
     parameters: dict[str, Any],
     *,
     target: str | None = None,
-    agent: str | None = None,
+    agent: str | dict[str, str] | None = None,
     scenario: str | None = None,
     apart: bool = False,
 ) -> None:
@@ -828,13 +864,20 @@ def report(
         env = environment(frameworks, commit)
     measured = f"{env['framework']} {env['versions'].get(env['framework']) or '(not installed)'}"
     _markdown(f"**Record of finding `{finding}` on {measured}** (pin set `{parameters.get('pin')}`).")
-    _markdown("## Environment\n\nRead inside this kernel with `importlib.metadata`, never copied from the pin file.")
+    npm_read = (
+        " (an npm package: from its package.json in the staged node_modules)" if "node" in env["versions"] else ""
+    )
+    _markdown(
+        "## Environment\n\nRead inside this kernel with `importlib.metadata`"
+        f"{npm_read}, never copied from the pin file."
+    )
     _show(env)
 
     said: list[str] = []
     several = f"{SEVERAL_TEXT}{RUN_TEXT}"
     if agent is not None:
-        _markdown(f"## Run\n\nThe finding's agent, `{agent}`, under {scenario}. {RUN_TEXT}")
+        shown = ", ".join(f"`{c}`" for c in agent.values()) if isinstance(agent, dict) else f"`{agent}`"
+        _markdown(f"## Run\n\nThe finding's agent, {shown}, under {scenario}. {RUN_TEXT}")
         chosen, line = agent_targets(agent, str(scenario), frameworks[0])
         said = [line]
     elif apart and not any(version_of(f) for f in frameworks):

@@ -5,12 +5,25 @@
 // The docs' steps for a long-running approval with the OpenAI Agents SDK for JS: run to a tool with
 // `needsApproval: true`, save `result.state.toString()`; then restore that one saved string twice, as two
 // approvers (or an approver and a recovery after a crash) would, approve each restored state and run it to the end.
-// It prints one JSON line: how many times the approved tool ran, and each run's final output.
-// Measured on @openai/agents 0.20.0 (Node 20.20.2): {"executions":2,...}: each restore runs the approved tool; the
+// It prints one JSON line, the witness contract of plugpull's findings (its verdict, counts and version, and exit code
+// 0 PASS, 1 FAIL, 2 ERROR): FAIL when one approved pause ran the tool more than once.
+// Measured on @openai/agents 0.18.0 and 0.20.0 (Node 20.20.2): refund 2: each restore runs the approved tool; the
 // SDK keeps no record that the saved pause was already resumed, so an app that must refund once needs its own claim
 // (an atomic rename of the saved state, as approval.mjs --design claim-and-key does) or an idempotency key.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
 import { Agent, RunState, Usage, run, setTracingDisabled, tool } from "@openai/agents";
 import { z } from "zod";
+
+const FRAMEWORK = "@openai/agents";
+
+function installedVersion(name) {
+  // The version this process runs, from the package's own package.json (import.meta.resolve: Node 20.6 and later).
+  const entry = fileURLToPath(import.meta.resolve(name));
+  const root = entry.slice(0, entry.lastIndexOf(`/node_modules/${name}/`) + `/node_modules/${name}/`.length);
+  return JSON.parse(readFileSync(`${root}package.json`, "utf8")).version;
+}
 
 setTracingDisabled(true);
 let executions = 0;
@@ -51,4 +64,20 @@ for (let restore = 0; restore < 2; restore++) {
   for (const item of state.getInterruptions()) state.approve(item);
   outputs.push((await run(agent, state)).finalOutput);
 }
-console.log(JSON.stringify({ interruptions: paused.interruptions.length, executions, outputs }));
+const verdict = paused.interruptions.length !== 1 ? "ERROR" : executions > 1 ? "FAIL" : "PASS";
+const did =
+  verdict === "ERROR"
+    ? `the run paused with ${paused.interruptions.length} interruptions, not one approval`
+    : `one saved RunState restored twice, each approved and run: the approved tool ran ${executions} time(s)`;
+console.log(
+  JSON.stringify({
+    witness: "witness-restore-twice.mjs",
+    framework: FRAMEWORK,
+    version: installedVersion(FRAMEWORK),
+    verdict,
+    counts: { refund: executions },
+    did,
+    outputs,
+  }),
+);
+process.exitCode = { PASS: 0, FAIL: 1 }[verdict] ?? 2;
