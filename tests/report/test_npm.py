@@ -144,3 +144,64 @@ def test_same_outcome_compares_the_sets_of_outcomes_and_a_side_without_records_i
     assert twins.agreement([line(0, 1)], [line(1, 0)]) == "differs"
     assert twins.agreement([line(10, 0)], [line(14, 6)]) == "differs"  # a verdict against a rate
     assert twins.agreement([], [line(1, 0)]) == "no record"
+
+
+# The papermill smoke of each JavaScript finding: its notebook through the whole pipeline (the agent and the packages
+# staged beside the kernel, the notebook, the Node witnesses, the record, the HTML), with this test run's kernel and
+# the example's own node_modules (.ci/run installs them) in place of the pin set's `npm ci`, which records do.
+JS_SMOKES = {
+    "openai-agents-js-approval": ("openai-agents", {"points": ["double-resume"]}, {"double-resume": "FAIL"}),
+    "langgraphjs-kill-mid-tool": (
+        "langgraph",
+        {"points": ["after-effect"]},
+        {
+            "after-effect durability=sync key=none": "FAIL",
+            "after-effect durability=async key=none": "FAIL",
+            "after-effect durability=sync key=tool-call-id": "PASS",
+            "after-effect durability=async key=tool-call-id": "PASS",
+        },
+    ),
+}
+
+
+@needs_npm
+@pytest.mark.parametrize("finding_id", sorted(JS_SMOKES))
+def test_a_javascript_findings_notebook_runs_its_agent_and_witnesses_with_node_and_writes_a_valid_record(
+    finding_id, forked_kernel, tmp_path
+):
+    import dataclasses
+
+    from plugpull.report.harness import pipeline
+    from plugpull.report.kernel import record
+
+    example, parameters, expected = JS_SMOKES[finding_id]
+    modules = ROOT / "clients" / "js" / "examples" / example / "node_modules"
+    if not modules.is_dir():
+        pytest.skip(f"{modules.relative_to(ROOT)} is not installed (.ci/run installs it with npm ci)")
+    finding = load_all(ROOT)[finding_id]
+    pin = finding.pins[-1]
+    job = pipeline.Job(finding, pin, {**finding.parameters, **parameters, "repeats": 1, "line_repeats": []})
+    env = dataclasses.replace(forked_kernel, node_modules=modules)
+    outcome = pipeline.run(job, commit=None, make_env=lambda job: env, out_root=tmp_path)
+    assert outcome.error is None, outcome.error
+    doc = json.loads(outcome.files[".json"].read_text())
+    assert record.problems(outcome.files[".json"], tmp_path / "findings" / finding_id) == []
+    label = {c.label: c for c in finding.claims}
+    got = {
+        c: next(
+            r["verdict"]
+            for r in doc["results"]
+            if label[c].matches(r["scenario"], r["point"], r.get("framework"), r["options"])
+        )
+        for c in expected
+    }
+    assert got == expected
+    # The framework's version is read from its package.json in the staged node_modules, and node's beside it.
+    installed = json.loads((modules / finding.framework / "package.json").read_text())["version"]
+    assert doc["versions"][finding.framework] == installed and doc["versions"]["node"].startswith("v")
+    # The Node witnesses ran and agree with their lines.
+    ran = [w for w in doc["witnesses"] if w["runs"]]
+    assert ran and all(r["output"] and r["output"]["framework"] == finding.framework for w in ran for r in w["runs"])
+    assert outcome.status == claims.REPRODUCES, outcome.status
+    html = outcome.files[".html"].read_text()
+    assert str(ROOT) not in html and str(modules) not in html

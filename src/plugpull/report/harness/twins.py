@@ -88,7 +88,10 @@ def table(finding: Finding, twin: Finding, newest: Newest) -> str:
         same = agreement(mine, theirs) if other is not None else "no twin line"
         tally[same] = tally.get(same, 0) + 1
         kinds = f"{', '.join(claim.kinds()) or '—'} / {', '.join(other.kinds()) or '—' if other else '—'}"
-        twin_text = f"`{other.label}`: {cell(theirs)}" if other is not None else "—"
+        # The twin's label only where it is not this line's (an extra option, another framework's prefix).
+        twin_text = (
+            "—" if other is None else cell(theirs) if other.label == claim.label else f"`{other.label}`: {cell(theirs)}"
+        )
         row = [f"`{claim.label}`", cell(mine), twin_text, same, kinds]
         out.append("| " + " | ".join(markdown.cell(c) for c in row) + " |")
     counted = ", ".join(f"{n} {what}" for what, n in sorted(tally.items()))
