@@ -712,7 +712,7 @@ def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
     if any(pin.npm is not None for pin in finding.pins):
         raise UsageError(
             f"sweep lists a framework's releases on the Python package index; {finding.id} pins npm releases"
-            " (docs/report.md, \"npm pin sets\": write each with npm.write_pins)"
+            ' (docs/report.md, "npm pin sets": write each with npm.write_pins)'
         )
     try:
         environment.uv_binary()
