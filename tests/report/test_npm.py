@@ -219,3 +219,37 @@ def test_a_javascript_findings_notebook_runs_its_agent_and_witnesses_with_node_a
     assert outcome.status == claims.REPRODUCES, outcome.status
     html = outcome.files[".html"].read_text()
     assert str(ROOT) not in html and str(modules) not in html
+
+
+@needs_npm
+def test_a_sweep_writes_an_npm_release_as_a_pin_set_the_finding_then_lists_with_its_siblings_as_of_that_day(
+    tmp_path, monkeypatch
+):
+    from plugpull.report.harness import sweep
+    from plugpull.report.harness.finding import load_finding
+
+    finding_dir = tmp_path / "findings" / "demo"
+    npm.write_pins(finding_dir / "pins" / "ms-2.1.3", "ms-2.1.3", {"ms": "2.1.3"})
+    (finding_dir / "pins" / "kernel.txt").write_text(
+        (ROOT / "findings" / "mastra-approval" / "pins" / "kernel.txt").read_text()
+    )
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (finding_dir / "finding.toml").write_text(
+        'id = "demo"\ntitle = "t"\nclaim = "c"\nframework = "ms"\n'
+        'agent = "agent.mjs"\nscenario = "kill-mid-tool"\n'
+        '[[pins]]\nname = "ms-2.1.3"\nrequirements = "pins/kernel.txt"\nnpm = "pins/ms-2.1.3"\n'
+    )
+    (finding_dir / "agent.mjs").write_text("")
+    finding = load_finding(finding_dir, tmp_path)
+    listed = npm.releases("ms")
+    assert {"2.1.2", "2.1.3"} <= set(listed.versions)
+
+    made = sweep.generate(finding, "ms", "2.1.2", released=listed.upload_time("2.1.2"))
+    assert made.error is None and not made.reused and made.pin.name == "ms-2.1.2"
+    manifest = json.loads((made.pin.npm / "package.json").read_text())
+    assert manifest["dependencies"] == {"ms": "2.1.2"} and manifest["plugpull"]["generated"] == npm.GENERATED
+    again = load_finding(finding_dir, tmp_path)
+    assert [p.name for p in again.pins] == ["ms-2.1.3", "ms-2.1.2"]
+    assert again.pin("ms-2.1.2").requirements == finding_dir / "pins" / "kernel.txt"
+    assert sweep.generate(again, "ms", "2.1.2", released=listed.upload_time("2.1.2")).reused
+    again.pin("ms-2.1.2").check_locked()

@@ -709,14 +709,18 @@ def run_sweep(args: argparse.Namespace, root: Path, finding: Finding) -> int:
     from plugpull.report.harness import package_index, sweep
 
     parameters = job_parameters(finding, overrides_of(args))
-    if any(pin.npm is not None for pin in finding.pins):
-        raise UsageError(
-            f"sweep lists a framework's releases on the Python package index; {finding.id} pins npm releases"
-            ' (docs/report.md, "npm pin sets": write each with npm.write_pins)'
-        )
     try:
-        environment.uv_binary()
-        project, versions = sweep.listed(finding.framework, args.versions, package_index.configured(start=root))
+        if any(pin.npm is not None for pin in finding.pins):  # an npm framework: its releases on the npm registry
+            from plugpull.report.harness import npm
+
+            sweep.select([], args.versions)
+            project = npm.releases(finding.framework)
+            versions = sweep.select(project.versions, args.versions)
+            if not versions:
+                raise FindingError(f"no release of {finding.framework} in {args.versions!r} on {project.shown}")
+        else:
+            environment.uv_binary()
+            project, versions = sweep.listed(finding.framework, args.versions, package_index.configured(start=root))
     except FindingError as exc:
         raise UsageError(str(exc)) from None
     commit = pipeline.source(root, finding)

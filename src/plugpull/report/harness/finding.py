@@ -6,6 +6,7 @@ parameters and the pin sets (locked requirements files) it runs against.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Callable, Iterator
@@ -378,6 +379,15 @@ def generated_pins(directory: Path, listed: set[str]) -> tuple[PinSet, ...]:
         with source.open() as handle:
             if handle.readline().startswith(GENERATED_MARK):
                 found.append(PinSet(source.stem, lock))
+    # An npm release a sweep wrote: a folder whose package.json's plugpull table says so and names its kernel lock.
+    for manifest in sorted((directory / "pins").glob("*/package.json")):
+        folder = manifest.parent
+        try:
+            mark = (json.loads(manifest.read_text()).get("plugpull") or {}) if folder.name not in listed else {}
+        except ValueError:
+            continue
+        if mark.get("generated") and isinstance(mark.get("kernel"), str):
+            found.append(PinSet(folder.name, directory / "pins" / mark["kernel"], npm=folder))
     return tuple(found)
 
 

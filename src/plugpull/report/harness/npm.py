@@ -18,6 +18,7 @@ plugpull itself is reinstalled into a Python pin set's venv: a report always run
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import hashlib
 import json
@@ -189,18 +190,81 @@ def stage(node_modules: Path, folder: Path, client: Path) -> None:
         shutil.copyfile(client / name, target / CLIENT / name)
 
 
-def write_pins(folder: Path, name: str, dependencies: dict[str, str], *, before: str | None = None) -> None:
-    """A new npm pin set in ``folder``: package.json with ``dependencies`` (exact versions) and its lock, resolved by
+def write_pins(
+    folder: Path,
+    name: str,
+    dependencies: dict[str, str],
+    *,
+    before: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """A new npm pin set in ``folder``: package.json with ``dependencies`` and its lock, resolved by
     ``npm install --package-lock-only --ignore-scripts`` (nothing installed), as of ``before`` (an ISO date: npm's
     ``--before``, https://docs.npmjs.com/cli/v11/using-npm/config#before) so a transitive range resolves as it
-    did then, as a PyPI pin set's ``--exclude-newer`` does."""
+    did then, as a PyPI pin set's ``--exclude-newer`` does. A dependency given as ``*`` is resolved as of ``before``
+    and then pinned to the version the lock chose (a sweep's siblings: the release a user got then). ``extra``:
+    package.json's ``plugpull`` table (``rebuild``, a sweep's mark)."""
     _, npm = node_binaries()
-    loose = [f"{k}@{v}" for k, v in dependencies.items() if not _EXACT.match(v)]
+    loose = [f"{k}@{v}" for k, v in dependencies.items() if v != "*" and not _EXACT.match(v)]
     if loose:
         raise FindingError(f"npm pin set {name}: {', '.join(loose)} is not one exact version")
     folder.mkdir(parents=True, exist_ok=True)
-    manifest = {"name": name, "private": True, "type": "module", "dependencies": dict(sorted(dependencies.items()))}
-    (folder / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
     argv = [npm, "install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"]
-    _run(argv + ([f"--before={before}"] if before else []), folder, f"npm install --package-lock-only {name}")
+    argv += [f"--before={before}"] if before else []
+
+    def lock(wanted: dict[str, str]) -> None:
+        manifest: dict[str, Any] = {"name": name, "private": True, "type": "module"}
+        manifest["dependencies"] = dict(sorted(wanted.items()))
+        if extra:
+            manifest["plugpull"] = extra
+        (folder / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        _run(argv, folder, f"npm install --package-lock-only {name}")
+
+    lock(dependencies)
+    if "*" in dependencies.values():
+        packages = read_json(folder / "package-lock.json", name).get("packages") or {}
+        resolved = {k: (packages.get(f"node_modules/{k}") or {}).get("version") or v for k, v in dependencies.items()}
+        (folder / "package-lock.json").unlink()
+        lock(resolved)
     check_locked(folder, f"npm pin set {name}")
+
+
+#: package.json's ``plugpull.generated`` of a pin set a sweep wrote (finding.generated_pins finds them by it).
+GENERATED = "plugpull report sweep"
+
+
+@dataclass
+class Releases:
+    """A package's releases on the npm registry and when each was published: what a sweep asks of an index."""
+
+    name: str
+    versions: list[str]
+    uploaded: dict[str, dt.datetime]
+    shown: str = "the npm registry"
+
+    @property
+    def index(self) -> Releases:  # a sweep names the index it listed from: this is its own
+        return self
+
+    def upload_time(self, version: str) -> dt.datetime:
+        return self.uploaded[version]
+
+
+def releases(package: str) -> Releases:
+    """``npm view PACKAGE time --json``: every version with its publish time (https://docs.npmjs.com/cli/v11/
+    commands/npm-view); FindingError (one line) when the registry cannot say."""
+    _, npm = node_binaries()
+    proc = subprocess.run([npm, "view", package, "time", "--json"], capture_output=True, text=True)
+    try:
+        times = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except ValueError:
+        times = None
+    if not isinstance(times, dict):
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"npm exited {proc.returncode}"]
+        raise FindingError(f"npm view {package} time: {tail[0]}")
+    uploaded = {}
+    for version, when in times.items():
+        if version in ("created", "modified") or not isinstance(when, str):
+            continue
+        uploaded[version] = dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+    return Releases(package, list(uploaded), uploaded)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from plugpull.errors import SweepError
+from plugpull.errors import FindingError, SweepError
 from plugpull.report.harness import flips, history, package_index
 from plugpull.report.harness.finding import GENERATED_MARK, Finding, PinSet
 from plugpull.report.kernel import versions as version_rule
@@ -101,11 +101,22 @@ def pinned_version(requirements: Path, package: str) -> str | None:
     return None
 
 
+def npm_version(pin: PinSet, package: str) -> str | None:
+    """``package``'s version in an npm pin set's package.json, None if it has none (or the pin set is PyPI's)."""
+    if pin.npm is None:
+        return None
+    try:
+        value = json.loads((pin.npm / "package.json").read_text()).get("dependencies", {}).get(package)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def pin_versions(finding: Finding, package: str) -> dict[str, PinSet]:
     """Version -> the pin set that installs it (a hand-written one first; the newest-named otherwise)."""
     out: dict[str, PinSet] = {}
     for pin in finding.pins:
-        version = pinned_version(pin.requirements, package)
+        version = npm_version(pin, package) if pin.npm is not None else pinned_version(pin.requirements, package)
         if version is not None and version not in out:
             out[version] = pin
     return out
@@ -194,6 +205,8 @@ def generate(
     existing = pin_versions(finding, package).get(version)
     if existing is not None:
         return Generated(existing, version, reused=True)
+    if any(pin.npm is not None for pin in finding.pins):
+        return generate_npm(finding, package, version, released=released)
     source = template(finding, package)
     name = pin_name(package, version)
     pins = finding.directory / "pins"
@@ -207,6 +220,46 @@ def generate(
             PinSet(name, lock), version, reused=False, error=f"cannot resolve {package}=={version}: {error}"
         )
     return Generated(PinSet(name, lock), version, reused=False)
+
+
+def generate_npm(finding: Finding, package: str, version: str, *, released: dt.datetime) -> Generated:
+    """An npm release's pin set, ``pins/<prefix>-<version>/``: the newest hand-written npm pin set's package.json with
+    ``package`` at ``version`` and its other dependencies resolved as of the release plus a day (npm's ``--before``),
+    then pinned to what the lock chose, as a PyPI sweep's siblings are unbounded; its kernel lock is the template's.
+    Marked generated in package.json's ``plugpull`` table (finding.generated_pins finds it by the mark)."""
+    from plugpull.report.harness import npm
+
+    written = [
+        p
+        for p in finding.pins
+        if p.npm is not None
+        and npm_version(p, package) is not None
+        and not (json.loads((p.npm / "package.json").read_text()).get("plugpull") or {}).get("generated")
+    ]
+    if not written:
+        raise SweepError(f"finding {finding.id!r} has no hand-written npm pin set that pins {package}: nothing to copy")
+    source = max(written, key=lambda p: version_rule.sort_key(npm_version(p, package) or ""))
+    manifest = json.loads((source.npm / "package.json").read_text())
+    prefix = source.name.rsplit("-", 1)[0]
+    name = f"{prefix}-{version}"
+    folder = finding.directory / "pins" / name
+    cutoff = released + RELEASE_SLACK
+    dependencies = {k: (version if k == package else "*") for k in manifest.get("dependencies", {})}
+    kernel = source.requirements.relative_to(finding.directory / "pins").as_posix()
+    extra = {
+        **(manifest.get("plugpull") or {}),
+        "generated": npm.GENERATED,
+        "released": released.isoformat(timespec="seconds"),
+        "before": cutoff.isoformat(timespec="seconds"),
+        "kernel": kernel,
+    }
+    pin = PinSet(name, source.requirements, npm=folder)
+    try:
+        npm.write_pins(folder, name, dependencies, before=cutoff.isoformat(timespec="seconds"), extra=extra)
+    except (RuntimeError, FindingError) as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        return Generated(pin, version, reused=False, error=f"cannot resolve {package}@{version}: {exc}")
+    return Generated(pin, version, reused=False)
 
 
 def compile_lock(
