@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plugpull.errors import FindingError
 from plugpull.report.harness import package_index
-from plugpull.report.harness.finding import FindingError
 
 # Bumped when the layout of a cached environment changes, so old ones are not reused.
 LAYOUT = "1"
@@ -84,8 +84,9 @@ class KernelEnv:
     npm_lock_sha256: str | None = None
 
 
-def _run(argv: list[str], what: str, env: dict[str, str] | None = None) -> None:
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+def run_step(argv: list[str], what: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+    """One step of building an environment (uv, ipykernel, npm); RuntimeError with the last lines of its output."""
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
         raise RuntimeError(f"{what} failed (exit {proc.returncode}): " + " | ".join(tail))
@@ -97,7 +98,7 @@ def _register(argv: list[str]) -> None:
     which would leave an empty folder in the caller's TMPDIR on every registration."""
     tmp = tempfile.mkdtemp(prefix="plugpull-ipykernel-")
     try:
-        _run(argv, "ipykernel install", env={**os.environ, "TMPDIR": tmp})
+        run_step(argv, "ipykernel install", env={**os.environ, "TMPDIR": tmp})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -155,8 +156,8 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
             shutil.rmtree(venv, ignore_errors=True)  # a half-built one from an interrupted run
             began = time.monotonic()
             try:
-                _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], "uv venv")
-                _run(
+                run_step([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], "uv venv")
+                run_step(
                     [uv, "pip", "sync", "--quiet", "--require-hashes", "--python", str(python), str(lock)],
                     f"uv pip sync {lock.name}",
                     env=package_index.configured(start=root).uv_environment(),
@@ -166,7 +167,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
                 # packages only the kernel imports, once per run (pandas, matplotlib, IPython, ...): they
                 # were most of a cold build's time (docs/performance.md, "Sweeps").
                 site = next((venv / "lib").glob("python3*/site-packages"))
-                _run(
+                run_step(
                     [str(python), "-m", "compileall", "-q", "-j", "0", "-x", NOT_COMPILED, str(site)],
                     "compileall",
                 )
@@ -200,7 +201,7 @@ def ensure(lock: Path, root: Path) -> KernelEnv:
             stamp.unlink(missing_ok=True)
             # --refresh-package: uv keys a local project's built wheel on pyproject.toml by default,
             # so without it an edited src/ could be installed from a stale wheel.
-            _run(
+            run_step(
                 [
                     uv,
                     "pip",

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.errors import FindingError
+from plugpull.report.harness.environment import cache_dir, run_step
 
 LAYOUT = "1"
 CLIENT = "plugpull-client"
@@ -129,16 +130,7 @@ class NpmEnv:
 
 
 def cache_home() -> Path:
-    from plugpull.report.harness.environment import cache_dir
-
     return cache_dir() / "npm"
-
-
-def _run(argv: list[str], cwd: Path, what: str) -> None:
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise RuntimeError(f"{what} failed (exit {proc.returncode}): " + " | ".join(tail))
 
 
 def ensure(folder: Path) -> NpmEnv:
@@ -157,10 +149,10 @@ def ensure(folder: Path) -> NpmEnv:
             for name in ("package.json", "package-lock.json"):
                 shutil.copyfile(folder / name, home / name)
             try:
-                _run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], home, f"npm ci {folder.name}")
+                run_step([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], f"npm ci {folder.name}", cwd=home)
                 rebuild = (read_json(folder / "package.json", folder.name).get("plugpull") or {}).get("rebuild") or []
                 if rebuild:
-                    _run([npm, "rebuild", *rebuild], home, f"npm rebuild {' '.join(rebuild)}")
+                    run_step([npm, "rebuild", *rebuild], f"npm rebuild {' '.join(rebuild)}", cwd=home)
             except BaseException:
                 shutil.rmtree(home / "node_modules", ignore_errors=True)
                 raise
@@ -218,7 +210,7 @@ def write_pins(
         if extra:
             manifest["plugpull"] = extra
         (folder / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        _run(argv, folder, f"npm install --package-lock-only {name}")
+        run_step(argv, f"npm install --package-lock-only {name}", cwd=folder)
 
     lock(dependencies)
     if "*" in dependencies.values():
