@@ -4,6 +4,8 @@
   issue-body, bundle, jupyter-path);
 - :mod:`~plugpull.report.harness.finding`: findings/<id>/finding.toml and its pin sets;
 - :mod:`~plugpull.report.harness.environment`: one cached venv and private Jupyter kernel per lock file;
+- :mod:`~plugpull.report.harness.npm`: npm pin sets (package.json + package-lock.json), installed once and staged
+  beside a JavaScript agent with the Node client;
 - :mod:`~plugpull.report.harness.executors`: where the jobs run, here (``Local``) or on a Dask cluster (``Dask``);
 - :mod:`~plugpull.report.harness.ipynb`: one notebook file executed by papermill, given its top cell, rendered
   to HTML by nbconvert;
@@ -11,6 +13,7 @@
 - :mod:`~plugpull.report.harness.witness`: runs a claim's framework-only witness script;
 - :mod:`~plugpull.report.harness.history`: the records on disk, judged, and the report's top cell;
 - :mod:`~plugpull.report.harness.pages`: docs/results.md and the generated sections of hand-written pages;
+- :mod:`~plugpull.report.harness.twins`: docs/twins.md's tables, a finding beside its twin in another language;
 - :mod:`~plugpull.report.harness.markdown`: the one escape of a value for a Markdown table cell;
 - :mod:`~plugpull.report.harness.merge`: records made elsewhere (CI jobs, Dask workers) put into findings/;
 - :mod:`~plugpull.report.harness.package_index`: a project's releases and upload times (PEP 691/700);
