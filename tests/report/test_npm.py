@@ -253,3 +253,11 @@ def test_a_sweep_writes_an_npm_release_as_a_pin_set_the_finding_then_lists_with_
     assert again.pin("ms-2.1.2").requirements == finding_dir / "pins" / "kernel.txt"
     assert sweep.generate(again, "ms", "2.1.2", released=listed.upload_time("2.1.2")).reused
     again.pin("ms-2.1.2").check_locked()
+
+
+def test_a_bundle_of_a_finding_whose_bug_witness_is_javascript_is_refused_in_one_line(capsys):
+    from plugpull.report.harness import cli
+
+    assert cli.main(["bundle", "mastra-approval", "--root", str(ROOT)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "witness/racing-resume.mjs is JavaScript; a bundle holds a Python witness only" in err and "\n" not in err

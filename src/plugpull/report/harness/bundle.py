@@ -242,6 +242,13 @@ def plan(finding: Finding, pins: Sequence[str] = ()) -> list[Bundle]:
         script = (finding.directory / witness.script).resolve()
         if not script.is_relative_to((finding.root / FINDINGS_DIR).resolve()) or not script.is_file():
             raise BundleError(f"finding {finding.id!r}: witness {witness.script} does not exist under findings/")
+        if script.suffix != ".py":
+            # A bundle is a uv-run Python script with a hash-locked requirements.txt; a Node witness would need its
+            # package.json and lock instead, which the bundle does not write yet.
+            raise BundleError(
+                f"finding {finding.id!r}: witness {witness.script} is JavaScript; a bundle holds a Python witness only"
+                f' (run it with node beside an npm pin set\'s packages: docs/report.md, "npm pin sets")'
+            )
     for name in pins:
         finding.pin(name)  # unknown: FindingError, one line
     table = rows(finding)
