@@ -166,6 +166,11 @@ def snapshot(job: pipeline.Job, root: Path) -> bytes:
     wanted += [root / name for name in ("README.md", "LICENSE") if (root / name).is_file()]
     wanted.append(job.pin.requirements)
     wanted += finding.staged()  # a user's agent (finding.toml agent = ...)
+    if job.pin.npm is not None:  # an npm pin set: its package.json and lock, and the Node client staged beside the agent
+        from plugpull.report.harness import npm
+
+        wanted += [job.pin.npm / "package.json", job.pin.npm / "package-lock.json"]
+        wanted += [root / npm.CLIENT_SOURCE / name for name in npm.CLIENT_FILES]
     wanted += sorted(finding.directory.glob("*/*.json"))  # earlier records: the report lists them
     src = root / "src"
     if src.is_dir():
@@ -179,7 +184,7 @@ def pack(root: Path, paths: list[Path]) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for path in dict.fromkeys(paths):
             if path.is_file():
-                tar.add(path, arcname=path.relative_to(root).as_posix(), recursive=False)
+                tar.add(path, arcname=path.resolve().relative_to(root.resolve()).as_posix(), recursive=False)
     return buffer.getvalue()
 
 
