@@ -166,7 +166,8 @@ def snapshot(job: pipeline.Job, root: Path) -> bytes:
     wanted += [root / name for name in ("README.md", "LICENSE") if (root / name).is_file()]
     wanted.append(job.pin.requirements)
     wanted += finding.staged()  # a user's agent (finding.toml agent = ...)
-    if job.pin.npm is not None:  # an npm pin set: its package.json and lock, and the Node client staged beside the agent
+    # An npm pin set: its package.json and lock, and the Node client staged beside the agent.
+    if job.pin.npm is not None:
         from plugpull.report.harness import npm
 
         wanted += [job.pin.npm / "package.json", job.pin.npm / "package-lock.json"]
