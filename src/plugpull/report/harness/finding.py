@@ -145,12 +145,6 @@ class Finding:
     # set beside it line by line on docs/twins.md (report/harness/twins.py). None for most.
     twin: Twin | None = None
 
-    def commands(self) -> list[tuple[str, str]]:
-        """(options label, command) of each agent variant; one with label "" for a single ``agent`` command."""
-        if self.agent is None:
-            return []
-        return list(self.agent_variants) or [("", self.agent)]
-
     def agent_script(self) -> Path | None:
         """The agent's file (the first word of ``agent``): in the finding's folder, or a path from it that stays in the
         repository (``../../clients/js/examples/openai-agents/approval.mjs``: an example the finding runs as it is,
@@ -382,8 +376,10 @@ def generated_pins(directory: Path, listed: set[str]) -> tuple[PinSet, ...]:
     # An npm release a sweep wrote: a folder whose package.json's plugpull table says so and names its kernel lock.
     for manifest in sorted((directory / "pins").glob("*/package.json")):
         folder = manifest.parent
+        if folder.name in listed:
+            continue
         try:
-            mark = (json.loads(manifest.read_text()).get("plugpull") or {}) if folder.name not in listed else {}
+            mark = json.loads(manifest.read_text()).get("plugpull") or {}
         except ValueError:
             continue
         if mark.get("generated") and isinstance(mark.get("kernel"), str):

@@ -124,7 +124,6 @@ class NpmEnv:
 
     node_modules: Path
     lock_sha256: str
-    node: str  # ``v20.20.2``
     reused: bool = False
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -161,7 +160,6 @@ def ensure(folder: Path) -> NpmEnv:
     return NpmEnv(
         node_modules=home / "node_modules",
         lock_sha256=hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest(),
-        node=node_abi(node).split(" ")[0],
         reused=reused,
         phases=phases,
     )

@@ -49,16 +49,16 @@ def outcome(line: claims.LineJudgement) -> str | None:
     return "PASS" if line.failed == 0 else "FAIL" if line.passed == 0 else "both"
 
 
-def side(finding: Finding, claim: Claim, newest: Newest) -> list[tuple[str, claims.LineJudgement]]:
-    """(release, judged line) of ``claim`` in each newest record of ``finding`` that has it, in release order."""
-    found = []
+def sides(finding: Finding, newest: Newest) -> dict[int, list[tuple[str, claims.LineJudgement]]]:
+    """By ``id(claim)``: (release, judged line) of each claim of ``finding`` in each newest record that has it, in
+    release order; every record judged once."""
+    found: dict[int, list[tuple[str, claims.LineJudgement]]] = {}
     for _, doc in newest:
         if doc["finding"] != finding.id:
             continue
         for line in claims.judge(finding.claims, doc):
-            if line.claim is claim:
-                found.append((str(line.version or doc["pin"]), line))
-    return sorted(found, key=lambda pair: versions.sort_key(pair[0]))
+            found.setdefault(id(line.claim), []).append((str(line.version or doc["pin"]), line))
+    return {k: sorted(v, key=lambda pair: versions.sort_key(pair[0])) for k, v in found.items()}
 
 
 def cell(lines: list[tuple[str, claims.LineJudgement]]) -> str:
@@ -81,10 +81,11 @@ def table(finding: Finding, twin: Finding, newest: Newest) -> str:
     head.append("kinds (this / twin)")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     tally: dict[str, int] = {}
+    ours, twins = sides(finding, newest), sides(twin, newest)
     for claim in finding.claims:
         other = twin_claim(finding, claim, twin)
-        mine = side(finding, claim, newest)
-        theirs = side(twin, other, newest) if other is not None else []
+        mine = ours.get(id(claim), [])
+        theirs = twins.get(id(other), []) if other is not None else []
         same = agreement(mine, theirs) if other is not None else "no twin line"
         tally[same] = tally.get(same, 0) + 1
         kinds = f"{', '.join(claim.kinds()) or '—'} / {', '.join(other.kinds()) or '—' if other else '—'}"
