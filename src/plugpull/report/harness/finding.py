@@ -18,6 +18,7 @@ from typing import Any
 from plugpull.errors import FindingError
 from plugpull.report.kernel.claims import Claim, ClaimError
 from plugpull.report.kernel.claims import parse as parse_claims
+from plugpull.report.kernel.record import JS_SUFFIXES
 
 try:
     import tomllib
@@ -273,7 +274,7 @@ def _twin(data: Any, path: Path) -> Twin | None:
 
 
 #: The agent files a run stages beside the kernel: Python, and JavaScript that a pin set's node runs.
-AGENT_SUFFIXES = (".py", ".mjs", ".js", ".cjs")
+AGENT_SUFFIXES = (".py", *JS_SUFFIXES)
 #: What a finding whose target is a user's agent lists as its target (Result.target_name of an --agent line).
 AGENT_TARGET = "agent"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from plugpull.report.harness.finding import FINDINGS_DIR, Finding
-from plugpull.report.kernel import claims
+from plugpull.report.kernel import claims, record
 from plugpull.results import SECRET_NAME
 
 STDERR_TAIL = 2048
@@ -126,9 +126,6 @@ def run_once(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-JS_SUFFIXES = (".mjs", ".js", ".cjs")
-
-
 def _node_prepare(script: Path, args: list[str], node_modules: Path, client: Path) -> Callable[[Path], list[str]]:
     """How a JavaScript witness's cwd is laid out: the script and the pin set's packages beside it."""
     from plugpull.report.harness import npm
@@ -199,7 +196,7 @@ def run_all(
         if start_python is not None:
             argv += ["--start-python", str(start_python)]
         prepare = None
-        if script.suffix in JS_SUFFIXES:
+        if script.suffix in record.JS_SUFFIXES:
             if node_modules is None or client is None:
                 entry["error"] = (
                     f"{witness.script} is JavaScript: it runs in an npm pin set's packages, and this has none"

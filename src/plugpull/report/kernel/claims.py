@@ -35,6 +35,7 @@ from typing import Any
 
 from plugpull.errors import ClaimError
 from plugpull.report.kernel import versions as version_rule
+from plugpull.report.kernel.record import JS_SUFFIXES
 
 REPRODUCES, DOES_NOT_REPRODUCE, COULD_NOT_RUN = "reproduces", "does not reproduce", "could not run"
 INCONCLUSIVE = "inconclusive"
@@ -296,7 +297,7 @@ def _witness(value: Any, where: str) -> Witness:
     # witness (.mjs, .js, .cjs) runs with node in an npm pin set's packages (report/harness/witness.py).
     if (
         not isinstance(script, str)
-        or not script.endswith((".py", ".mjs", ".js", ".cjs"))
+        or not script.endswith((".py", *JS_SUFFIXES))
         or script.startswith(("/", "~"))
         or "\\" in script
     ):

@@ -727,7 +727,7 @@ def agent_targets(
             )
         if words[0].endswith(".py"):
             argv = [sys.executable, *words]
-        elif words[0].endswith((".mjs", ".js", ".cjs")):
+        elif words[0].endswith(record.JS_SUFFIXES):
             argv = ["node", *words]
         else:
             argv = [f"./{words[0]}", *words[1:]]

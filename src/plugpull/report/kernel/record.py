@@ -32,6 +32,8 @@ RUN_ID_FORMAT = "%Y%m%dT%H%M%SZ"
 #: The folder, in the kernel's working directory, a report run copies a finding's agent files into (harness:
 #: Finding.staged): the kernel runs in a scratch folder with plugpull installed as a copy, and finds the agent there.
 AGENT_FOLDER = "finding"
+#: A JavaScript agent or witness: run with node beside an npm pin set's packages (report/harness/npm.py).
+JS_SUFFIXES = (".mjs", ".js", ".cjs")
 REQUIRED = ("schema", "finding", "pin", "date", "started_at", "versions", "parameters", "results", "error")
 
 
